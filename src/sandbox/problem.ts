@@ -1,0 +1,71 @@
+import { STATUS_CODES } from "node:http";
+
+export interface FieldError {
+  /** Where the bad value is: `limit`, `layout[3]`, `header Idempotency-Key`. */
+  field: string;
+  /** The rule it breaks, short and stable: `max 200`, `pattern ^[!-~]+$`, `required`. */
+  rule: string;
+  message: string;
+}
+
+export interface ProblemExtras {
+  reasonCode?: string;
+  scope?: string;
+  routeId?: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+}
+
+/**
+ * A refusal, thrown anywhere in the pipeline and answered as `application/problem+json` with
+ * the fields of spec part 7. `errors` is the sandbox's extension for validation failures.
+ */
+export class Problem extends Error {
+  readonly status: number;
+  readonly detail: string;
+  readonly extras: ProblemExtras;
+
+  constructor(status: number, detail: string, extras: ProblemExtras = {}) {
+    super(detail);
+    this.status = status;
+    this.detail = detail;
+    this.extras = extras;
+  }
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  request_id: string;
+  reason_code?: string;
+  scope?: string;
+  route_id?: string;
+  errors?: FieldError[];
+}
+
+export function problemBody(problem: Problem, requestId: string, routeId?: string): ProblemBody {
+  const { reasonCode, scope, errors } = problem.extras;
+  const route = problem.extras.routeId ?? routeId;
+  return {
+    type: "about:blank",
+    title: STATUS_CODES[problem.status] ?? "Error",
+    status: problem.status,
+    detail: problem.detail,
+    request_id: requestId,
+    ...(reasonCode ? { reason_code: reasonCode } : {}),
+    ...(scope ? { scope } : {}),
+    ...(route ? { route_id: route } : {}),
+    ...(errors ? { errors } : {}),
+  };
+}
+
+export function invalid(errors: FieldError[], reasonCode = "validation_failed"): Problem {
+  const detail = errors.map((e) => `${e.field}: ${e.message}`).join("; ");
+  return new Problem(422, detail, { reasonCode, errors });
+}
+
+export function notFound(what: string, id: string, reasonCode: string): Problem {
+  return new Problem(404, `No ${what} with id ${id} in this entity.`, { reasonCode });
+}

@@ -1,0 +1,261 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
+import { assertRouteAllowed, normaliseAddress } from "./access.js";
+import type { Clock } from "./clock.js";
+import { resolveDelegatedUser } from "./delegation.js";
+import type { FaultInjector, RouteKind } from "./faults.js";
+import {
+  bodyForLog,
+  flatHeaders,
+  parseJsonBody,
+  pickRequestId,
+  readBody,
+  sendResult,
+} from "./http-io.js";
+import { contentDigest, type IdempotencyStore, requireIdempotencyKey } from "./idempotency.js";
+import { invalid, Problem, problemBody } from "./problem.js";
+import type { RateLimiter } from "./rate-limit.js";
+import type { RequestLog, RequestLogEntry } from "./request-log.js";
+import type { RouteDef, RouteResult, Router } from "./routing.js";
+import type { SandboxState } from "./state.js";
+import type { TokenService } from "./tokens.js";
+import { parseOrRefuse } from "./validation.js";
+
+export const BASE_PATH = "/v1";
+const EXCHANGE_PATH = `${BASE_PATH}/auth/token`;
+const EXCHANGE_ROUTE_ID = "auth_token";
+const NO_PARAMETERS = z.strictObject({});
+
+export interface PipelineDeps {
+  router: Router;
+  state: SandboxState;
+  tokens: TokenService;
+  rateLimiter: RateLimiter | null;
+  idempotency: IdempotencyStore | null;
+  faults: FaultInjector;
+  log: RequestLog;
+  clock: Clock;
+  delegationHeaderPrefix: string;
+  maxBodyBytes: number;
+  onRequest?: (entry: RequestLogEntry) => void;
+}
+
+/** What the log learns about a request while the pipeline runs. */
+interface Trace {
+  routeId: string | null;
+  keyId: string | null;
+}
+
+/**
+ * One request, in the order a real gateway would refuse it: route, faults, bearer, rate
+ * limit, key restrictions, delegation, Idempotency-Key, validation, replay, then the route.
+ */
+export function createRequestHandler(deps: PipelineDeps) {
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const requestId = pickRequestId(req.headers["x-request-id"]);
+    const method = (req.method ?? "GET").toUpperCase();
+    const rawUrl = req.url ?? "/";
+    const queryAt = rawUrl.indexOf("?");
+    const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
+    const search = new URLSearchParams(queryAt === -1 ? "" : rawUrl.slice(queryAt + 1));
+    const address = normaliseAddress(req.socket.remoteAddress);
+    const trace: Trace = { routeId: null, keyId: null };
+    let raw: Buffer = Buffer.alloc(0);
+    let status: number | null = null;
+
+    const finish = () => {
+      const entry = deps.log.add({
+        at: new Date(deps.clock.now()).toISOString(),
+        method,
+        path,
+        query: queryRecord(search),
+        routeId: trace.routeId,
+        headers: flatHeaders(req),
+        body: bodyForLog(raw),
+        remoteAddress: address,
+        keyId: trace.keyId,
+        status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+      });
+      deps.onRequest?.(entry);
+    };
+    const answer = (result: RouteResult) => {
+      status = result.status;
+      // Date comes from the sandbox's clock, so a skewed server shows its skew like a real one.
+      sendResult(res, result, {
+        "X-Request-ID": requestId,
+        Date: new Date(deps.clock.now()).toUTCString(),
+      });
+    };
+    const drop = () => {
+      status = null;
+      req.socket.destroy();
+    };
+
+    try {
+      raw = await readBody(req, deps.maxBodyBytes);
+      const target = resolveTarget(deps.router, method, path, trace);
+      const fault = deps.faults.decide({ routeId: trace.routeId, kind: target.kind, method });
+      if (fault.delayMs > 0) await sleep(fault.delayMs);
+      if (fault.terminal?.type === "drop") return drop();
+      if (fault.terminal?.type === "status") {
+        const { status: injected, retryAfterSeconds } = fault.terminal;
+        throw new Problem(injected, `Injected fault: ${injected}.`, {
+          reasonCode: injected === 429 ? "rate_limit_exceeded" : "injected_fault",
+          ...(retryAfterSeconds !== undefined
+            ? { headers: { "Retry-After": String(retryAfterSeconds) } }
+            : {}),
+        });
+      }
+      const result =
+        target.kind === "exchange"
+          ? {
+              status: 200,
+              json: deps.tokens.exchange(parseJsonBody(raw, req.headers["content-type"]), address),
+            }
+          : await runRoute(
+              deps,
+              target.route,
+              target.params,
+              search,
+              raw,
+              req,
+              address,
+              requestId,
+              trace,
+            );
+      if (fault.terminal?.type === "drop_after_apply") return drop();
+      answer(result);
+    } catch (error) {
+      answer(problemResult(error, requestId, trace.routeId));
+    } finally {
+      finish();
+    }
+  };
+}
+
+type Target =
+  | { kind: "exchange" }
+  | { kind: Exclude<RouteKind, "exchange">; route: RouteDef; params: Record<string, string> };
+
+function resolveTarget(router: Router, method: string, path: string, trace: Trace): Target {
+  if (path === EXCHANGE_PATH) {
+    trace.routeId = EXCHANGE_ROUTE_ID;
+    if (method !== "POST") throw methodNotAllowed(["POST"]);
+    return { kind: "exchange" };
+  }
+  if (!path.startsWith(`${BASE_PATH}/`)) throw routeNotFound(path);
+  const { match, allowed } = router.match(method, path.slice(BASE_PATH.length));
+  if (!match) throw allowed.length > 0 ? methodNotAllowed(allowed) : routeNotFound(path);
+  trace.routeId = match.route.id;
+  return { kind: match.route.kind, route: match.route, params: match.params };
+}
+
+async function runRoute(
+  deps: PipelineDeps,
+  route: RouteDef,
+  rawParams: Record<string, string>,
+  search: URLSearchParams,
+  raw: Buffer,
+  req: IncomingMessage,
+  address: string,
+  requestId: string,
+  trace: Trace,
+): Promise<RouteResult> {
+  const key = deps.tokens.authenticate(req.headers.authorization);
+  trace.keyId = key.keyId;
+  deps.rateLimiter?.take(key.keyId);
+  assertRouteAllowed(key, route, address);
+  const user = route.capability
+    ? resolveDelegatedUser(
+        req.headers,
+        deps.delegationHeaderPrefix,
+        key,
+        { id: route.id, capability: route.capability, kind: route.kind },
+        deps.state.data.users,
+      )
+    : null;
+  const idempotencyKey =
+    route.kind === "write" ? requireIdempotencyKey(req.headers["idempotency-key"]) : null;
+  const params = parseOrRefuse(route.params ?? NO_PARAMETERS, rawParams);
+  const query = parseOrRefuse(route.query ?? NO_PARAMETERS, singleValuedQuery(search));
+  const body = route.body
+    ? parseOrRefuse(route.body, parseJsonBody(raw, req.headers["content-type"]))
+    : undefined;
+
+  const invoke = async (): Promise<RouteResult> => {
+    try {
+      return await route.handle({
+        params,
+        query,
+        body,
+        state: deps.state,
+        key,
+        user,
+        now: () => deps.clock.now(),
+      });
+    } catch (error) {
+      return problemResult(error, requestId, route.id);
+    }
+  };
+  if (idempotencyKey === null || deps.idempotency === null) return invoke();
+
+  const digest = contentDigest({ route: route.id, params, query, body, user: user?.id ?? null });
+  const stored = deps.idempotency.begin(key.keyId, idempotencyKey, digest);
+  if (stored)
+    return { status: stored.status, json: stored.body, headers: { "Idempotent-Replayed": "true" } };
+  const result = await invoke();
+  deps.idempotency.complete(key.keyId, idempotencyKey, {
+    status: result.status,
+    body: result.json,
+  });
+  return { ...result, headers: { ...result.headers, "Idempotent-Replayed": "false" } };
+}
+
+function problemResult(error: unknown, requestId: string, routeId: string | null): RouteResult {
+  const problem =
+    error instanceof Problem
+      ? error
+      : new Problem(500, "Unexpected server error.", { reasonCode: "internal_error" });
+  if (!(error instanceof Problem))
+    process.stderr.write(`sandbox: unexpected error: ${(error as Error)?.stack ?? error}\n`);
+  return {
+    status: problem.status,
+    json: problemBody(problem, requestId, routeId ?? undefined),
+    contentType: "application/problem+json",
+    headers: problem.extras.headers,
+  };
+}
+
+function routeNotFound(path: string): Problem {
+  return new Problem(404, `No route ${path}.`, { reasonCode: "route_not_found" });
+}
+
+function methodNotAllowed(allowed: string[]): Problem {
+  return new Problem(405, `Use ${allowed.join(" or ")} on this path.`, {
+    reasonCode: "method_not_allowed",
+    headers: { Allow: allowed.join(", ") },
+  });
+}
+
+function queryRecord(search: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name of new Set(search.keys())) {
+    const values = search.getAll(name);
+    out[name] = values.length === 1 ? (values[0] ?? "") : values;
+  }
+  return out;
+}
+
+/** Query parameters as single strings; a repeated parameter is refused rather than guessed. */
+function singleValuedQuery(search: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(queryRecord(search))) {
+    if (Array.isArray(value))
+      throw invalid([{ field: name, rule: "single value", message: "must be given once" }]);
+    out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,19 @@
+import type { DemoData } from "./data/demo.js";
+import type { Operation, SirenRecord } from "./model.js";
+import { notFound } from "./problem.js";
+
+/** The live data of one sandbox: the demo data set, then whatever writes added to it. */
+export class SandboxState {
+  readonly sirenCache = new Map<string, SirenRecord>();
+  billableResolutions = 0;
+
+  constructor(readonly data: DemoData) {
+    for (const record of data.sirenRecords) this.sirenCache.set(record.siren, record);
+  }
+
+  operation(id: string): Operation {
+    const operation = this.data.operations.find((o) => o.id === id);
+    if (!operation) throw notFound("operation", id, "operation_not_found");
+    return operation;
+  }
+}
