@@ -1,8 +1,7 @@
 /**
- * SIREN: the 9-digit French company identifier. Its last digit is a Luhn check digit, except
- * for La Poste's establishments (SIREN 356000000), whose digits must sum to a multiple of 5.
+ * SIREN: the 9-digit French company identifier; its last digit is a Luhn check digit. (La
+ * Poste's digit-sum exception concerns its SIRET numbers, not its SIREN, which passes Luhn.)
  */
-const LA_POSTE_SIREN = "356000000";
 
 export interface SirenCheck {
   siren: string;
@@ -36,10 +35,7 @@ export function checkSiren(input: string): SirenCheck {
       reason: "a SIREN is exactly 9 digits",
     };
   }
-  const checksumValid =
-    siren === LA_POSTE_SIREN
-      ? [...siren].reduce((sum, d) => sum + Number(d), 0) % 5 === 0
-      : luhnSum(siren) % 10 === 0;
+  const checksumValid = luhnSum(siren) % 10 === 0;
   return {
     siren,
     format_valid: true,

@@ -12,7 +12,8 @@ export class SandboxState {
   }
 
   operation(id: string): Operation {
-    const operation = this.data.operations.find((o) => o.id === id);
+    const wanted = id.toLowerCase(); // UUIDs compare case-insensitively
+    const operation = this.data.operations.find((o) => o.id === wanted);
     if (!operation) throw notFound("operation", id, "operation_not_found");
     return operation;
   }

@@ -142,3 +142,33 @@ export function asUser(
 ): PartnerTestClient {
   return new PartnerTestClient(client.baseUrl, client.key, user, client.options);
 }
+
+/** A request whose path goes on the wire byte for byte (fetch would normalise `..` away). */
+export async function rawRequest(
+  baseUrl: string,
+  method: string,
+  rawPath: string,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  const { request } = await import("node:http");
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: url.hostname, port: url.port, method, path: `${url.pathname}${rawPath}`, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: new Headers(res.headers as Record<string, string>),
+            body: text ? JSON.parse(text) : null,
+          });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}

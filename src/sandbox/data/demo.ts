@@ -202,6 +202,14 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
 type At = (days: number, minutes?: number) => string;
 type Day = (days: number) => string;
 
+/** `Léa` -> `lea`: addresses stay ASCII, as most mail systems expect. */
+function ascii(name: string): string {
+  return name
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase();
+}
+
 function buildUsers(at: At): User[] {
   const user = (
     id: string,
@@ -212,7 +220,7 @@ function buildUsers(at: At): User[] {
     readOnly: boolean,
   ): User => ({
     id,
-    email: `${first.toLowerCase()}.${last.toLowerCase()}@${USER_DOMAIN}`,
+    email: `${ascii(first)}.${ascii(last)}@${USER_DOMAIN}`,
     first_name: first,
     last_name: last,
     display_name: `${first} ${last}`,
