@@ -7,7 +7,7 @@ const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
 let child: ChildProcess | undefined;
 
 afterEach(async () => {
-  if (child && child.exitCode === null) {
+  if (child && child.exitCode === null && child.signalCode === null) {
     child.kill("SIGTERM");
     await once(child, "exit");
   }

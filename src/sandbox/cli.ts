@@ -49,6 +49,12 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
         "sandbox request",
       ),
   });
+  // Handlers first: whoever reads the banner may signal us as soon as it appears.
+  const stop = () => {
+    void sandbox.close().then(() => process.exit(0));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
   const { credentials: c } = sandbox;
   process.stdout.write(
     [
@@ -69,9 +75,4 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
       "",
     ].join("\n"),
   );
-  const stop = () => {
-    void sandbox.close().then(() => process.exit(0));
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
 }

@@ -7,7 +7,7 @@ let sandbox: Sandbox;
 
 beforeAll(async () => {
   sandbox = await startSandbox({
-    rateLimit: { burst: 3, perSecond: 2, banAfterStrikes: 4, banSeconds: 6 },
+    rateLimit: { burst: 3, perSecond: 1, banAfterStrikes: 4, banSeconds: 6 },
   });
 });
 afterAll(() => sandbox.close());
