@@ -9,8 +9,17 @@ export interface FaultMatch {
 }
 
 export type FaultAction =
-  /** Answer with this status (as problem+json) before the route runs: nothing is applied. */
-  | { type: "status"; status: number; retryAfterSeconds?: number }
+  /**
+   * Answer with this status before the route runs: nothing is applied. The body is a problem
+   * document unless `body` gives raw text (an HTML error page from a proxy, say).
+   */
+  | {
+      type: "status";
+      status: number;
+      retryAfterSeconds?: number;
+      body?: string;
+      contentType?: string;
+    }
   /** Hold the response this long, then go on. */
   | { type: "delay"; ms: number }
   /** Close the connection before the route runs: nothing is applied, no answer. */

@@ -30,6 +30,8 @@ export interface SandboxOptions {
   /** Business date the demo data is centred on, YYYY-MM-DD (default: today, UTC). */
   today?: string;
   keys?: SandboxKey[];
+  /** Moves routes (by id) to other paths, as a real deployment may differ from these choices. */
+  routePaths?: Record<string, string>;
   tokenPrefix?: string;
   delegationHeaderPrefix?: string;
   clockWindowSeconds?: number;
@@ -115,7 +117,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const faults = new FaultInjector(seed);
   const log = new RequestLog(options.requestLogLimit ?? 10_000);
   const handler = createRequestHandler({
-    router: new Router(ROUTES),
+    router: new Router(ROUTES.map((r) => ({ ...r, path: options.routePaths?.[r.id] ?? r.path }))),
     state,
     tokens,
     rateLimiter:

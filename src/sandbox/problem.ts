@@ -1,12 +1,7 @@
 import { STATUS_CODES } from "node:http";
+import type { FieldError } from "../field-errors.js";
 
-export interface FieldError {
-  /** Where the bad value is: `limit`, `layout[3]`, `header Idempotency-Key`. */
-  field: string;
-  /** The rule it breaks, short and stable: `max 200`, `pattern ^[!-~]+$`, `required`. */
-  rule: string;
-  message: string;
-}
+export type { FieldError } from "../field-errors.js";
 
 export interface ProblemExtras {
   reasonCode?: string;

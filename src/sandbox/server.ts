@@ -100,6 +100,14 @@ export function createRequestHandler(deps: PipelineDeps) {
       const fault = deps.faults.decide({ routeId: trace.routeId, kind: target.kind, method });
       if (fault.delayMs > 0) await sleep(fault.delayMs);
       if (fault.terminal?.type === "drop") return drop();
+      if (fault.terminal?.type === "status" && fault.terminal.body !== undefined) {
+        const { status: injected, body, contentType } = fault.terminal;
+        return answer({
+          status: injected,
+          bytes: Buffer.from(body),
+          contentType: contentType ?? "text/plain",
+        });
+      }
       if (fault.terminal?.type === "status") {
         const { status: injected, retryAfterSeconds } = fault.terminal;
         throw new Problem(injected, `Injected fault: ${injected}.`, {

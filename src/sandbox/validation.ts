@@ -1,65 +1,6 @@
 import { z } from "zod";
-import { type FieldError, invalid } from "./problem.js";
-
-/** Turns one zod issue into the field and rule a client can act on. */
-export function describeIssue(issue: z.core.$ZodIssue, prefix = ""): FieldError {
-  const field = formatPath(prefix, issue.path);
-  switch (issue.code) {
-    case "too_big": {
-      const rule = sizeRule("max", issue.origin, issue.maximum);
-      return { field, rule, message: `must be ${rule.replace(/^max/, "at most")}` };
-    }
-    case "too_small": {
-      const rule = sizeRule("min", issue.origin, issue.minimum);
-      return { field, rule, message: `must be ${rule.replace(/^min/, "at least")}` };
-    }
-    case "invalid_format": {
-      const custom = !issue.message.startsWith("Invalid");
-      if (issue.format === "regex" && issue.pattern) {
-        const rule = `pattern ${issue.pattern.replace(/^\/|\/[a-z]*$/g, "")}`;
-        return { field, rule, message: custom ? issue.message : `must match ${rule}` };
-      }
-      const rule = `format ${issue.format}`;
-      return { field, rule, message: custom ? issue.message : `must be a valid ${issue.format}` };
-    }
-    case "invalid_value": {
-      const rule = `one of ${issue.values.map(String).join(", ")}`;
-      return { field, rule, message: `must be ${rule}` };
-    }
-    case "unrecognized_keys":
-      return {
-        field: formatPath(prefix, [...issue.path, issue.keys[0] ?? ""]),
-        rule: "unknown field",
-        message: `is not a known field (${issue.keys.join(", ")})`,
-      };
-    case "invalid_type":
-      if (issue.message.endsWith("received undefined")) {
-        return { field, rule: "required", message: "is required" };
-      }
-      return {
-        field,
-        rule: `type ${issue.expected}`,
-        message: `must be of type ${issue.expected}`,
-      };
-    default:
-      return { field, rule: issue.code, message: issue.message };
-  }
-}
-
-function sizeRule(bound: "min" | "max", origin: string, value: number | bigint): string {
-  if (origin === "string") return `${bound} length ${value}`;
-  if (origin === "array" || origin === "set") return `${bound} ${value} items`;
-  return `${bound} ${value}`;
-}
-
-function formatPath(prefix: string, path: PropertyKey[]): string {
-  let out = prefix;
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out || "body";
-}
+import { describeIssue } from "../field-errors.js";
+import { invalid } from "./problem.js";
 
 /** Parses with `schema` or throws a 422 naming every failing field and rule. */
 export function parseOrRefuse<S extends z.ZodType>(

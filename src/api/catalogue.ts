@@ -1,0 +1,291 @@
+import { z } from "zod";
+import {
+  DEAL_STATUSES,
+  dashboardBody,
+  exactName,
+  limit,
+  noteBody,
+  offset,
+  operationStatus,
+  recommendationId,
+  savedViewCreateBody,
+  savedViewUpdateBody,
+  siren,
+  uuid,
+} from "./schemas.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * One Partner API operation, declared once as data. Read or write is stated, never derived
+ * from the method (spec part 1: the preview POST is a read). `capability` marks the delegated
+ * `/users/me*` family (spec part 5).
+ */
+export interface OperationSpec {
+  method: HttpMethod;
+  /** Relative to the base URL; placeholders in braces. Overridable by PORTFOLIO_ROUTES_FILE. */
+  path: string;
+  scope: string;
+  kind: "read" | "write";
+  capability: string | null;
+  params: z.ZodObject | null;
+  query: z.ZodType | null;
+  body: z.ZodType | null;
+  response: "json" | "xlsx";
+}
+
+const op = <
+  const S extends Omit<OperationSpec, "capability" | "params" | "query" | "body" | "response"> &
+    Partial<OperationSpec>,
+>(
+  spec: S,
+) =>
+  ({ capability: null, params: null, query: null, body: null, response: "json", ...spec }) as const;
+
+const paged = (max: number, fallback: number) => ({
+  limit: limit(max, fallback).optional(),
+  offset: offset.optional(),
+});
+
+export const CATALOGUE = {
+  portfolio_get: op({ method: "GET", path: "/portfolio", scope: "portfolio:read", kind: "read" }),
+  operations_list: op({
+    method: "GET",
+    path: "/operations",
+    scope: "operations:read",
+    kind: "read",
+    query: z.strictObject({
+      name: exactName.optional(),
+      status: operationStatus.optional(),
+      spv_id: uuid.optional(),
+      ...paged(200, 50),
+    }),
+  }),
+  operation_get: op({
+    method: "GET",
+    path: "/operations/{operation_id}",
+    scope: "operations:read",
+    kind: "read",
+    params: z.strictObject({ operation_id: uuid }),
+  }),
+  operation_notes_list: op({
+    method: "GET",
+    path: "/operations/{operation_id}/notes",
+    scope: "operations:read",
+    kind: "read",
+    params: z.strictObject({ operation_id: uuid }),
+    query: z.strictObject(paged(200, 20)),
+  }),
+  operation_note_create: op({
+    method: "POST",
+    path: "/operations/{operation_id}/notes",
+    scope: "operations:write",
+    kind: "write",
+    params: z.strictObject({ operation_id: uuid }),
+    body: noteBody,
+  }),
+  deals_list: op({
+    method: "GET",
+    path: "/deals",
+    scope: "deals:read",
+    kind: "read",
+    query: z.strictObject({ status: z.enum(DEAL_STATUSES).optional(), ...paged(200, 50) }),
+  }),
+  deal_get: op({
+    method: "GET",
+    path: "/deals/{deal_id}",
+    scope: "deals:read",
+    kind: "read",
+    params: z.strictObject({ deal_id: uuid }),
+  }),
+  spvs_list: op({
+    method: "GET",
+    path: "/spvs",
+    scope: "spvs:read",
+    kind: "read",
+    query: z.strictObject({ name: exactName.optional() }),
+  }),
+  operators_list: op({
+    method: "GET",
+    path: "/operateurs",
+    scope: "operateurs:read",
+    kind: "read",
+    query: z
+      .strictObject({
+        name: exactName.optional(),
+        search: z.string().min(1).max(255).describe("Part of a name.").optional(),
+        ...paged(200, 50),
+      })
+      .refine((q) => q.name === undefined || q.search === undefined, {
+        path: ["search"],
+        message: "cannot be combined with name (the API takes one or the other)",
+      }),
+  }),
+  operator_get: op({
+    method: "GET",
+    path: "/operateurs/{operateur_id}",
+    scope: "operateurs:read",
+    kind: "read",
+    params: z.strictObject({ operateur_id: uuid }),
+  }),
+  taxonomies_get: op({
+    method: "GET",
+    path: "/taxonomies",
+    scope: "taxonomies:read",
+    kind: "read",
+  }),
+  field_definitions_list: op({
+    method: "GET",
+    path: "/field-definitions",
+    scope: "taxonomies:read",
+    kind: "read",
+  }),
+  field_definition_get: op({
+    method: "GET",
+    path: "/field-definitions/by-key/{field_key}",
+    scope: "taxonomies:read",
+    kind: "read",
+    params: z.strictObject({
+      field_key: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,100}$/, "must be a field key (letters, digits, _ and -)"),
+    }),
+  }),
+  siren_get: op({
+    method: "GET",
+    path: "/enrichment/siren/{siren}",
+    scope: "operateurs:read",
+    kind: "read",
+    params: z.strictObject({ siren }),
+  }),
+  siren_validate: op({
+    method: "GET",
+    path: "/enrichment/siren/{siren}/validate",
+    scope: "operateurs:read",
+    kind: "read",
+    params: z.strictObject({ siren: z.string().min(1).max(32) }),
+  }),
+  siren_resolve: op({
+    method: "POST",
+    path: "/enrichment/siren/{siren}/resolve",
+    scope: "operateurs:write",
+    kind: "write",
+    params: z.strictObject({ siren }),
+  }),
+  calendar_list: op({
+    method: "GET",
+    path: "/calendar/events",
+    scope: "calendar:read",
+    kind: "read",
+    query: z.strictObject(paged(200, 20)),
+  }),
+  notifications_unread_count: op({
+    method: "GET",
+    path: "/notifications/unread-count",
+    scope: "notifications:read",
+    kind: "read",
+  }),
+  reports_inrev: op({
+    method: "GET",
+    path: "/reports/inrev",
+    scope: "reporting:read",
+    kind: "read",
+    response: "xlsx",
+  }),
+  workflow_recommendations_preview: op({
+    method: "POST",
+    path: "/workflows/recommendations/preview",
+    scope: "workflows:read",
+    kind: "read",
+    body: z
+      .strictObject({
+        operation_ids: z.array(uuid).max(50).optional(),
+        preset_keys: z.array(z.string().min(1).max(80)).max(20).optional(),
+        include_applied: z.boolean().optional(),
+        limit: z.int().min(1).max(50).optional(),
+      })
+      .optional(),
+  }),
+  workflow_create_from_recommendation: op({
+    method: "POST",
+    path: "/workflows/recommendations/{recommendation_id}/workflow",
+    scope: "workflows:write",
+    kind: "write",
+    params: z.strictObject({ recommendation_id: recommendationId }),
+    body: z
+      .strictObject({
+        name: z.string().min(1).max(200).optional(),
+        enabled: z.boolean().optional(),
+      })
+      .optional(),
+  }),
+  me_get: op({
+    method: "GET",
+    path: "/users/me",
+    scope: "users:read",
+    kind: "read",
+    capability: "user_self_service",
+  }),
+  saved_views_list: op({
+    method: "GET",
+    path: "/users/me/saved-views",
+    scope: "users:read",
+    kind: "read",
+    capability: "saved_views",
+  }),
+  saved_view_create: op({
+    method: "POST",
+    path: "/users/me/saved-views",
+    scope: "users:write",
+    kind: "write",
+    capability: "saved_views",
+    body: savedViewCreateBody,
+  }),
+  saved_view_update: op({
+    method: "PATCH",
+    path: "/users/me/saved-views/{view_id}",
+    scope: "users:write",
+    kind: "write",
+    capability: "saved_views",
+    params: z.strictObject({ view_id: uuid }),
+    body: savedViewUpdateBody,
+  }),
+  custom_dashboards_list: op({
+    method: "GET",
+    path: "/users/me/custom-dashboards",
+    scope: "users:read",
+    kind: "read",
+    capability: "custom_dashboards",
+  }),
+  custom_dashboard_create: op({
+    method: "POST",
+    path: "/users/me/custom-dashboards",
+    scope: "users:write",
+    kind: "write",
+    capability: "custom_dashboards",
+    body: dashboardBody,
+  }),
+} satisfies Record<string, OperationSpec>;
+
+export type Catalogue = typeof CATALOGUE;
+export type OperationId = keyof Catalogue;
+export type Operation = OperationSpec & { id: OperationId };
+
+type Input<S> = S extends z.ZodType ? z.input<S> : never;
+type Field<Name extends string, S> = [S] extends [null]
+  ? { [K in Name]?: undefined }
+  : undefined extends Input<S>
+    ? { [K in Name]?: Input<S> }
+    : {} extends Input<S>
+      ? { [K in Name]?: Input<S> }
+      : { [K in Name]: Input<S> };
+
+/** What `api.call(id, input)` takes for an operation: its path parameters, query and body. */
+export type OperationInput<Id extends OperationId> = Field<"path", Catalogue[Id]["params"]> &
+  Field<"query", Catalogue[Id]["query"]> &
+  Field<"body", Catalogue[Id]["body"]>;
+
+/** The placeholders of a path template, in order. */
+export function placeholders(path: string): string[] {
+  return [...path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1] ?? "");
+}

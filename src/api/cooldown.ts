@@ -1,0 +1,17 @@
+/**
+ * One rate-limit cooldown shared by every call of a client: after a 429 nobody sends until it
+ * has passed, since the API bans clients that keep knocking (spec part 7, progressive ban).
+ */
+export class Cooldown {
+  private until = 0;
+
+  constructor(private readonly now: () => number) {}
+
+  extend(ms: number): void {
+    this.until = Math.max(this.until, this.now() + ms);
+  }
+
+  remainingMs(): number {
+    return Math.max(0, this.until - this.now());
+  }
+}

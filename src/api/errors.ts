@@ -1,0 +1,182 @@
+import type { FieldError } from "../field-errors.js";
+
+export type ApiErrorCode =
+  /** Refused before sending: the input breaks a documented limit. */
+  | "invalid_input"
+  /** Refused before sending: the server lacks a setting the call needs. */
+  | "not_configured"
+  | "bad_request"
+  | "authentication_failed"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "payload_too_large"
+  | "invalid_request"
+  | "rate_limited"
+  | "server_error"
+  | "unexpected_response"
+  | "network_error"
+  | "timeout"
+  | "aborted";
+
+export interface ApiErrorFields {
+  code: ApiErrorCode;
+  operationId: string;
+  requestId?: string;
+  status?: number;
+  title?: string;
+  detail?: string;
+  type?: string;
+  reasonCode?: string;
+  scope?: string;
+  routeId?: string;
+  retryAfterSeconds?: number;
+  fieldErrors?: FieldError[];
+}
+
+/**
+ * Every failure of a call, as a value with a stable `code`. It keeps the problem document's
+ * fields (spec part 7) and nothing of the request: no headers, no body, no bearer.
+ */
+export class ApiError extends Error implements ApiErrorFields {
+  override name = "ApiError";
+  readonly code: ApiErrorCode;
+  readonly operationId: string;
+  readonly requestId?: string;
+  readonly status?: number;
+  readonly title?: string;
+  readonly detail?: string;
+  readonly type?: string;
+  readonly reasonCode?: string;
+  readonly scope?: string;
+  readonly routeId?: string;
+  readonly retryAfterSeconds?: number;
+  readonly fieldErrors?: FieldError[];
+
+  constructor(message: string, fields: ApiErrorFields) {
+    super(message);
+    this.code = fields.code;
+    this.operationId = fields.operationId;
+    this.requestId = fields.requestId;
+    this.status = fields.status;
+    this.title = fields.title;
+    this.detail = fields.detail;
+    this.type = fields.type;
+    this.reasonCode = fields.reasonCode;
+    this.scope = fields.scope;
+    this.routeId = fields.routeId;
+    this.retryAfterSeconds = fields.retryAfterSeconds;
+    this.fieldErrors = fields.fieldErrors;
+  }
+}
+
+const CODE_BY_STATUS: Record<number, ApiErrorCode> = {
+  400: "bad_request",
+  401: "authentication_failed",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  413: "payload_too_large",
+  422: "invalid_request",
+  429: "rate_limited",
+};
+
+export function codeForStatus(status: number): ApiErrorCode {
+  return CODE_BY_STATUS[status] ?? (status >= 500 ? "server_error" : "bad_request");
+}
+
+export interface ErrorResponse {
+  operationId: string;
+  requestId: string;
+  status: number;
+  contentType: string;
+  body: Buffer;
+  retryAfterSeconds?: number;
+}
+
+/** The one factory from an HTTP error answer to an ApiError, problem+json or not. */
+export function errorFromResponse(response: ErrorResponse): ApiError {
+  const problem = parseProblem(response.body, response.contentType);
+  const code = codeForStatus(response.status);
+  const base = {
+    code,
+    operationId: response.operationId,
+    status: response.status,
+    requestId: problem?.request_id ?? response.requestId,
+    retryAfterSeconds: response.retryAfterSeconds,
+  };
+  if (!problem) {
+    const excerpt = response.body.toString("utf8").replace(/\s+/g, " ").trim().slice(0, 120);
+    return new ApiError(
+      `The Partner API answered ${response.operationId} with HTTP ${response.status} and no problem document${excerpt ? ` (${response.contentType || "no content type"}: "${excerpt}")` : ""}.`,
+      base,
+    );
+  }
+  const reason = problem.reason_code ? ` ${problem.reason_code}` : "";
+  return new ApiError(
+    `The Partner API refused ${response.operationId} (${response.status}${reason}): ${problem.detail ?? problem.title ?? "no detail"}`,
+    {
+      ...base,
+      title: problem.title,
+      detail: problem.detail,
+      type: problem.type,
+      reasonCode: problem.reason_code,
+      scope: problem.scope,
+      routeId: problem.route_id,
+      fieldErrors: Array.isArray(problem.errors) ? problem.errors.filter(isFieldError) : undefined,
+    },
+  );
+}
+
+interface Problem {
+  type?: string;
+  title?: string;
+  detail?: string;
+  request_id?: string;
+  reason_code?: string;
+  scope?: string;
+  route_id?: string;
+  errors?: unknown[];
+}
+
+function parseProblem(body: Buffer, contentType: string): Problem | null {
+  if (!/json/i.test(contentType) || body.length === 0) return null;
+  try {
+    const parsed: unknown = JSON.parse(body.toString("utf8"));
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return null;
+    const p = parsed as Record<string, unknown>;
+    const text = (key: string) => (typeof p[key] === "string" ? (p[key] as string) : undefined);
+    return {
+      type: text("type"),
+      title: text("title"),
+      detail: text("detail"),
+      request_id: text("request_id"),
+      reason_code: text("reason_code"),
+      scope: text("scope"),
+      route_id: text("route_id"),
+      errors: Array.isArray(p.errors) ? p.errors : undefined,
+    };
+  } catch {
+    return null;
+  }
+}
+
+function isFieldError(value: unknown): value is FieldError {
+  const v = value as FieldError;
+  return (
+    !!v &&
+    typeof v.field === "string" &&
+    typeof v.rule === "string" &&
+    typeof v.message === "string"
+  );
+}
+
+/** Refused locally: names every field and rule, and says nothing was sent. */
+export function invalidInput(operationId: string, fieldErrors: FieldError[]): ApiError {
+  const list = fieldErrors.map((e) => `${e.field}: ${e.message}`).join("; ");
+  return new ApiError(`Invalid input for ${operationId} (nothing was sent): ${list}.`, {
+    code: "invalid_input",
+    operationId,
+    fieldErrors,
+  });
+}

@@ -1,0 +1,67 @@
+import { ApiError } from "./errors.js";
+import type { HttpReply } from "./http.js";
+
+export const XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+
+/**
+ * A successful answer's body. JSON is parsed as is: decimal strings stay strings (spec part 2).
+ * A workbook is checked (status, content type, zip signature) before it is handed back as bytes.
+ */
+export function readSuccessBody(
+  reply: HttpReply,
+  expected: "json" | "xlsx",
+  context: { operationId: string; requestId: string },
+): unknown {
+  const contentType = reply.headers["content-type"] ?? "";
+  const unexpected = (why: string) =>
+    new ApiError(`The Partner API answered ${context.operationId} with ${why}.`, {
+      code: "unexpected_response",
+      operationId: context.operationId,
+      requestId: context.requestId,
+      status: reply.status,
+    });
+  if (expected === "xlsx") {
+    const declared =
+      contentType.startsWith(XLSX_MIME) || contentType.startsWith("application/octet-stream");
+    if (!declared)
+      throw unexpected(`${contentType || "no content type"} where an XLSX workbook was expected`);
+    if (!reply.body.subarray(0, 4).equals(ZIP_MAGIC))
+      throw unexpected("bytes that are not an XLSX workbook");
+    return reply.body;
+  }
+  if (reply.body.length === 0) return null;
+  if (!/\bjson\b/i.test(contentType))
+    throw unexpected(`${contentType || "no content type"} where JSON was expected`);
+  try {
+    return JSON.parse(reply.body.toString("utf8"));
+  } catch {
+    throw unexpected("JSON that does not parse");
+  }
+}
+
+export interface ListPage<T = unknown> {
+  items: T[];
+  total: number;
+}
+
+/**
+ * A list envelope in any of the shapes seen in the wild: a bare array, or an object holding
+ * the array under `items`, `data` or `results`, with `total` (or `count`) beside it.
+ */
+export function asListPage<T = unknown>(data: unknown): ListPage<T> {
+  if (Array.isArray(data)) return { items: data as T[], total: data.length };
+  if (data && typeof data === "object") {
+    const envelope = data as Record<string, unknown>;
+    for (const key of ["items", "data", "results"]) {
+      const items = envelope[key];
+      if (Array.isArray(items)) {
+        const total = [envelope.total, envelope.count].find(
+          (n) => typeof n === "number" && Number.isFinite(n),
+        );
+        return { items: items as T[], total: (total as number | undefined) ?? items.length };
+      }
+    }
+  }
+  throw new TypeError("not a list: expected an array, or an object with items, data or results");
+}

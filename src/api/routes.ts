@@ -1,0 +1,80 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import {
+  CATALOGUE,
+  type HttpMethod,
+  type Operation,
+  type OperationId,
+  placeholders,
+} from "./catalogue.js";
+
+const overrideFile = z.record(
+  z.string(),
+  z.strictObject({
+    method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    path: z.string(),
+  }),
+);
+
+export class RoutesFileError extends Error {
+  override name = "RoutesFileError";
+}
+
+/**
+ * The route table in force: the catalogue, with methods and paths replaced by id from
+ * PORTFOLIO_ROUTES_FILE where a deployment differs from the sandbox's choices.
+ */
+export function resolveRoutes(routesFile: string | null): ReadonlyMap<OperationId, Operation> {
+  const overrides = routesFile ? readOverrides(routesFile) : {};
+  const routes = new Map<OperationId, Operation>();
+  for (const [id, spec] of Object.entries(CATALOGUE) as Array<[OperationId, Operation]>) {
+    const override = overrides[id];
+    routes.set(id, {
+      ...spec,
+      id,
+      ...(override ? { method: override.method, path: override.path } : {}),
+    });
+  }
+  return routes;
+}
+
+function readOverrides(file: string): Record<string, { method: HttpMethod; path: string }> {
+  const fail = (why: string) => new RoutesFileError(`PORTFOLIO_ROUTES_FILE (${file}): ${why}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw fail(`cannot be read as JSON (${(error as Error).message})`);
+  }
+  const parsed = overrideFile.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw fail(
+      `${issue?.path.join(".") || "the file"}: ${issue?.message ?? "invalid"}; expected { "<operation id>": { "method": "GET", "path": "/..." } }`,
+    );
+  }
+  for (const [id, { path }] of Object.entries(parsed.data)) {
+    if (!(id in CATALOGUE))
+      throw fail(`unknown operation id ${id} (known: ${Object.keys(CATALOGUE).join(", ")})`);
+    const problem = pathProblem(path, placeholders(CATALOGUE[id as OperationId].path));
+    if (problem) throw fail(`${id}: path ${JSON.stringify(path)} ${problem}`);
+  }
+  return parsed.data;
+}
+
+/** Why a path template is unusable, or null. Its placeholders must be the catalogue's. */
+export function pathProblem(path: string, expected: string[]): string | null {
+  if (!path.startsWith("/")) return "must start with / (it is relative to the base URL)";
+  if (/[?#\s]/.test(path)) return "must not contain a query, a fragment or spaces";
+  const segments = path.slice(1).split("/");
+  if (segments.some((s) => s === "" || s === "." || s === ".."))
+    return "must not contain empty, . or .. segments";
+  if (segments.some((s) => /[{}]/.test(s) && !/^\{[a-z_]+\}$/.test(s))) {
+    return "must use whole-segment placeholders such as {deal_id}";
+  }
+  const found = placeholders(path);
+  if ([...found].sort().join() !== [...expected].sort().join()) {
+    return `must use the placeholders ${expected.map((p) => `{${p}}`).join(", ") || "(none)"}, found ${found.map((p) => `{${p}}`).join(", ") || "none"}`;
+  }
+  return null;
+}

@@ -1,0 +1,154 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { describeIssue } from "./field-errors.js";
+
+export const DEFAULT_TOKEN_PREFIX = "SERVICE-EXTERNAL-API-TOKEN-V1";
+export const DEFAULT_DELEGATION_HEADER_PREFIX = "X-Service-Delegated-User";
+
+export type DelegatedUser = { email: string } | { id: string };
+
+export interface ApiSettings {
+  baseUrl: string;
+  keyId: string;
+  secret: string;
+  tokenPrefix: string;
+  delegationHeaderPrefix: string;
+  delegatedUser: DelegatedUser | null;
+  routesFile: string | null;
+  timeoutMs: number;
+  maxRetries: number;
+  maxRetryWaitSeconds: number;
+}
+
+export interface Config {
+  api: ApiSettings;
+  stateDir: string;
+  logLevel: LogLevel;
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const blankIsUnset = (value: unknown) =>
+  typeof value === "string" && value.trim() === "" ? undefined : value;
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankIsUnset, schema.optional());
+const integer = (min: number, max: number, fallback: number) =>
+  z.preprocess(
+    blankIsUnset,
+    z
+      .string()
+      .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+      .transform(Number)
+      .pipe(z.number().min(min).max(max))
+      .default(String(fallback) as never),
+  );
+
+/**
+ * Every setting the server reads, by environment variable. CLI flags override the environment
+ * under the same names. The secret has no flag: command lines are visible to other users.
+ */
+const variables = z.object({
+  PORTFOLIO_API_BASE_URL: z.preprocess(
+    (v) => (typeof v === "string" ? v.trim().replace(/\/+$/, "") : v),
+    z
+      .string({ error: "is required" })
+      .regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?\/v1$/, "must be an http(s) URL ending with /v1"),
+  ),
+  PORTFOLIO_API_KEY_ID: z
+    .string()
+    .regex(/^[a-z0-9]{4,24}$/, "must be 4 to 24 lowercase letters or digits"),
+  PORTFOLIO_API_SECRET: z.string().min(1, "must not be empty"),
+  PORTFOLIO_DELEGATED_USER_EMAIL: optional(
+    z.string().regex(/^[^\s@]+@[^\s@]+$/, "must be an e-mail address"),
+  ),
+  PORTFOLIO_DELEGATED_USER_ID: optional(
+    z.string().regex(/^[!-~]{1,255}$/, "must be 1 to 255 printable characters"),
+  ),
+  PORTFOLIO_TOKEN_PREFIX: optional(
+    z.string().regex(/^[!-~]{1,128}$/, "must be one line of printable characters"),
+  ),
+  PORTFOLIO_DELEGATION_HEADER_PREFIX: optional(
+    z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "must be a header name prefix (letters, digits, -)"),
+  ),
+  PORTFOLIO_ROUTES_FILE: optional(z.string()),
+  PORTFOLIO_STATE_DIR: optional(z.string()),
+  PORTFOLIO_LOG_LEVEL: optional(z.enum(LOG_LEVELS)),
+  PORTFOLIO_HTTP_TIMEOUT_SECONDS: integer(1, 600, 30),
+  PORTFOLIO_MAX_RETRIES: integer(0, 10, 3),
+  PORTFOLIO_MAX_RETRY_WAIT_SECONDS: integer(0, 3600, 30),
+});
+
+export type VariableName = keyof z.input<typeof variables>;
+
+/** A startup error: one line naming the variable and the rule. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export interface ConfigSources {
+  env?: NodeJS.ProcessEnv;
+  /** Values from CLI flags, by variable name; they win over the environment. */
+  flags?: Partial<Record<VariableName, string>>;
+  platform?: NodeJS.Platform;
+  home?: string;
+}
+
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const env = sources.env ?? process.env;
+  const merged: Record<string, unknown> = {};
+  for (const name of Object.keys(variables.shape))
+    merged[name] = sources.flags?.[name as VariableName] ?? env[name];
+  const parsed = variables.safeParse(merged);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues
+        .map((issue) => {
+          const { field, message } = describeIssue(issue);
+          return `${field}: ${message}`;
+        })
+        .join("; "),
+    );
+  }
+  const v = parsed.data;
+  if (v.PORTFOLIO_DELEGATED_USER_EMAIL && v.PORTFOLIO_DELEGATED_USER_ID) {
+    throw new ConfigError(
+      "PORTFOLIO_DELEGATED_USER_EMAIL and PORTFOLIO_DELEGATED_USER_ID: set at most one (the API refuses both headers)",
+    );
+  }
+  return {
+    api: {
+      baseUrl: v.PORTFOLIO_API_BASE_URL,
+      keyId: v.PORTFOLIO_API_KEY_ID,
+      secret: v.PORTFOLIO_API_SECRET,
+      tokenPrefix: v.PORTFOLIO_TOKEN_PREFIX ?? DEFAULT_TOKEN_PREFIX,
+      delegationHeaderPrefix:
+        v.PORTFOLIO_DELEGATION_HEADER_PREFIX ?? DEFAULT_DELEGATION_HEADER_PREFIX,
+      delegatedUser: v.PORTFOLIO_DELEGATED_USER_EMAIL
+        ? { email: v.PORTFOLIO_DELEGATED_USER_EMAIL }
+        : v.PORTFOLIO_DELEGATED_USER_ID
+          ? { id: v.PORTFOLIO_DELEGATED_USER_ID }
+          : null,
+      routesFile: v.PORTFOLIO_ROUTES_FILE ?? null,
+      timeoutMs: v.PORTFOLIO_HTTP_TIMEOUT_SECONDS * 1000,
+      maxRetries: v.PORTFOLIO_MAX_RETRIES,
+      maxRetryWaitSeconds: v.PORTFOLIO_MAX_RETRY_WAIT_SECONDS,
+    },
+    stateDir:
+      v.PORTFOLIO_STATE_DIR ??
+      defaultStateDir(env, sources.platform ?? process.platform, sources.home ?? homedir()),
+    logLevel: v.PORTFOLIO_LOG_LEVEL ?? "info",
+  };
+}
+
+/** The per-user data directory each platform expects. */
+export function defaultStateDir(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform,
+  home: string,
+): string {
+  if (platform === "win32")
+    return join(env.LOCALAPPDATA ?? join(home, "AppData", "Local"), "portfolio-mcp");
+  if (platform === "darwin") return join(home, "Library", "Application Support", "portfolio-mcp");
+  return join(env.XDG_DATA_HOME || join(home, ".local", "share"), "portfolio-mcp");
+}
