@@ -35,13 +35,12 @@ const blankIsUnset = (value: unknown) =>
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankIsUnset, schema.optional());
 const integer = (min: number, max: number, fallback: number) =>
   z.preprocess(
-    blankIsUnset,
+    (value) => blankIsUnset(value) ?? String(fallback),
     z
       .string()
       .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
       .transform(Number)
-      .pipe(z.number().min(min).max(max))
-      .default(String(fallback) as never),
+      .pipe(z.number().min(min).max(max)),
   );
 
 /**
@@ -52,7 +51,7 @@ const variables = z.object({
   PORTFOLIO_API_BASE_URL: z.preprocess(
     (v) => (typeof v === "string" ? v.trim().replace(/\/+$/, "") : v),
     z
-      .string({ error: "is required" })
+      .string()
       .regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?\/v1$/, "must be an http(s) URL ending with /v1"),
   ),
   PORTFOLIO_API_KEY_ID: z

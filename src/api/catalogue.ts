@@ -34,13 +34,18 @@ export interface OperationSpec {
   response: "json" | "xlsx";
 }
 
-const op = <
-  const S extends Omit<OperationSpec, "capability" | "params" | "query" | "body" | "response"> &
-    Partial<OperationSpec>,
->(
-  spec: S,
-) =>
-  ({ capability: null, params: null, query: null, body: null, response: "json", ...spec }) as const;
+type Defaults = { capability: null; params: null; query: null; body: null; response: "json" };
+type Declared = Omit<OperationSpec, keyof Defaults> & Partial<OperationSpec>;
+
+/** An operation with the fields it leaves out at their defaults, its own fields' types kept. */
+const op = <const S extends Declared>(spec: S): Omit<Defaults, keyof S> & S => ({
+  capability: null,
+  params: null,
+  query: null,
+  body: null,
+  response: "json",
+  ...spec,
+});
 
 const paged = (max: number, fallback: number) => ({
   limit: limit(max, fallback).optional(),
@@ -276,7 +281,7 @@ type Field<Name extends string, S> = [S] extends [null]
   ? { [K in Name]?: undefined }
   : undefined extends Input<S>
     ? { [K in Name]?: Input<S> }
-    : {} extends Input<S>
+    : Partial<Input<S>> extends Input<S>
       ? { [K in Name]?: Input<S> }
       : { [K in Name]: Input<S> };
 

@@ -1,5 +1,7 @@
+/** One request, logged once answered (or dropped): `seq` orders answers, `at` arrivals. */
 export interface RequestLogEntry {
   seq: number;
+  /** When the request arrived (sandbox clock). */
   at: string;
   method: string;
   /** The raw path as received, without the query string. */

@@ -54,6 +54,7 @@ interface Trace {
 export function createRequestHandler(deps: PipelineDeps) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
+    const arrivedAt = new Date(deps.clock.now()).toISOString();
     const requestId = pickRequestId(req.headers["x-request-id"]);
     const method = (req.method ?? "GET").toUpperCase();
     const rawUrl = req.url ?? "/";
@@ -67,7 +68,7 @@ export function createRequestHandler(deps: PipelineDeps) {
 
     const finish = () => {
       const entry = deps.log.add({
-        at: new Date(deps.clock.now()).toISOString(),
+        at: arrivedAt,
         method,
         path,
         query: queryRecord(search),
