@@ -21,8 +21,20 @@ export interface ApiSettings {
   maxRetryWaitSeconds: number;
 }
 
+export interface ServerSettings {
+  /** The bearer HTTP clients must present; generated at startup when unset. */
+  mcpToken: string | null;
+  /** Browser origins allowed besides the loopback ones (HTTP mode). */
+  allowedOrigins: string[];
+  /** Hosts (host:port) allowed in the Host header besides the bound address (HTTP mode). */
+  allowedHosts: string[];
+  /** Where exported files are also saved; none by default. */
+  exportDir: string | null;
+}
+
 export interface Config {
   api: ApiSettings;
+  server: ServerSettings;
   stateDir: string;
   logLevel: LogLevel;
 }
@@ -74,6 +86,12 @@ const variables = z.object({
   PORTFOLIO_STATE_DIR: optional(z.string()),
   PORTFOLIO_LOG_LEVEL: optional(z.enum(LOG_LEVELS)),
   PORTFOLIO_HTTP_TIMEOUT_SECONDS: integer(1, 600, 30),
+  PORTFOLIO_MCP_TOKEN: optional(
+    z.string().regex(/^[!-~]{16,512}$/, "must be 16 to 512 printable characters"),
+  ),
+  PORTFOLIO_MCP_ALLOWED_ORIGINS: optional(z.string()),
+  PORTFOLIO_MCP_ALLOWED_HOSTS: optional(z.string()),
+  PORTFOLIO_EXPORT_DIR: optional(z.string()),
   PORTFOLIO_MAX_RETRIES: integer(0, 10, 3),
   PORTFOLIO_MAX_RETRY_WAIT_SECONDS: integer(0, 3600, 30),
 });
@@ -133,12 +151,24 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       maxRetries: v.PORTFOLIO_MAX_RETRIES,
       maxRetryWaitSeconds: v.PORTFOLIO_MAX_RETRY_WAIT_SECONDS,
     },
+    server: {
+      mcpToken: v.PORTFOLIO_MCP_TOKEN ?? null,
+      allowedOrigins: list(v.PORTFOLIO_MCP_ALLOWED_ORIGINS),
+      allowedHosts: list(v.PORTFOLIO_MCP_ALLOWED_HOSTS),
+      exportDir: v.PORTFOLIO_EXPORT_DIR ?? null,
+    },
     stateDir:
       v.PORTFOLIO_STATE_DIR ??
       defaultStateDir(env, sources.platform ?? process.platform, sources.home ?? homedir()),
     logLevel: v.PORTFOLIO_LOG_LEVEL ?? "info",
   };
 }
+
+const list = (value: string | undefined): string[] =>
+  (value ?? "")
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
 
 /** The per-user data directory each platform expects. */
 export function defaultStateDir(

@@ -41,7 +41,10 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix = ""): FieldError 
       return {
         field: formatPath(prefix, [...issue.path, issue.keys[0] ?? ""]),
         rule: "unknown field",
-        message: `is not a known field (${issue.keys.join(", ")})`,
+        message:
+          issue.keys.length > 1
+            ? `are not known fields (${issue.keys.join(", ")})`
+            : "is not a known field",
       };
     case "invalid_type":
       if (issue.message.endsWith("received undefined")) {

@@ -1,0 +1,68 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { ApiClient } from "./api/client.js";
+import { installCompletions } from "./completions.js";
+import type { Logger } from "./log.js";
+import { installPrompts } from "./prompts.js";
+import type { Directory } from "./resources/directory.js";
+import { installResources } from "./resources/install.js";
+import { READ_TOOLS } from "./tools/reads.js";
+import { installTools } from "./tools/registry.js";
+import type { SessionContext, ToolContext, ToolDefinition } from "./tools/types.js";
+import { VERSION } from "./version.js";
+
+/** What the assistant reads first: which tool answers what, and the rules of the road. */
+export const INSTRUCTIONS = `Portfolio data of one investment-management entity, through its Partner API.
+- Overview: get_portfolio_overview. Operations: list_operations (compact; filters: exact name, status, spv_id), get_operation (full: kpi_snapshot, financial_summary), list_operation_notes. Pipeline: list_deals, get_deal. Structures: list_spvs. Operators: find_operators, get_operator. Dates: list_calendar_events. Alerts: get_unread_notification_count. Reporting: export_inrev_report. The user's own views and dashboards: list_my_saved_views, list_my_dashboards.
+- Status filters take taxonomy codes (get_taxonomies), never labels; status=active means sourcing, instruction, travaux, commercialisation, livraison. Units of business fields: get_field_definitions.
+- Lists are paged: total and next_offset (pass it as offset); all_pages=true walks every page. Amounts are decimal strings in EUR: quote them as given.
+- Writes are drafts until the user confirms the exact request; never claim something was written before the tool says so.`;
+
+export interface ServerDeps {
+  api: ApiClient;
+  directory: Directory;
+  session: SessionContext;
+  logger: Logger;
+  exportDir: string | null;
+  tools?: readonly ToolDefinition[];
+}
+
+type RequestExtra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
+
+/** One MCP server for one session: tools, resources, prompts and completion over the API client. */
+export function createMcpServer(deps: ServerDeps): Server {
+  const server = new Server(
+    { name: "portfolio-mcp", title: "Portfolio (Partner API)", version: VERSION },
+    { capabilities: { logging: {} }, instructions: INSTRUCTIONS },
+  );
+  const contextFor = (extra: RequestExtra): ToolContext => ({
+    api: deps.api,
+    session: deps.session,
+    logger: deps.logger,
+    exportDir: deps.exportDir,
+    signal: extra.signal,
+    progress: progressReporter(extra),
+  });
+  const tools = deps.tools ?? READ_TOOLS;
+  installTools(server, tools, contextFor, deps.logger);
+  installResources(server, tools, contextFor, deps.logger);
+  installPrompts(server, contextFor);
+  installCompletions(server, deps.directory, deps.logger);
+  return server;
+}
+
+/** Progress notifications, sent only when the client asked for them with a progress token. */
+function progressReporter(extra: RequestExtra): ToolContext["progress"] {
+  const token = extra._meta?.progressToken;
+  return async (progress, total, message) => {
+    if (token === undefined) return;
+    await extra.sendNotification({
+      method: "notifications/progress",
+      params: {
+        progressToken: token,
+        progress,
+        ...(total === undefined ? {} : { total }),
+        ...(message ? { message } : {}),
+      },
+    });
+  };
+}

@@ -1,0 +1,74 @@
+import type { z } from "zod";
+import type { OperationId, OperationInput } from "../api/catalogue.js";
+import { asListPage } from "../api/response.js";
+import { fitToBudget, type ListOutput, listOutput } from "./budget.js";
+import type { ToolContext } from "./types.js";
+
+/** Bounds of an `all_pages` walk: enough for a whole portfolio, never unbounded. */
+export const WALK_MAX_PAGES = 25;
+export const WALK_MAX_ITEMS = 2_000;
+
+interface ListCall<T> {
+  operation: OperationId;
+  query: Record<string, unknown>;
+  path?: Record<string, unknown>;
+  present: (raw: unknown) => T & { id: string };
+  narrowHint: string;
+  /** The API's largest page, used by walks. */
+  maxLimit: number;
+}
+
+/** One page, projected and fitted to the budget. */
+export async function listPage<T>(call: ListCall<T>, ctx: ToolContext): Promise<ListOutput<T>> {
+  const page = asListPage(await fetchPage(call, call.query, ctx));
+  const offset = typeof call.query.offset === "number" ? call.query.offset : 0;
+  return fitToBudget(listOutput(page.items.map(call.present), page.total, offset), call.narrowHint);
+}
+
+/**
+ * Every page, deduplicated by id: a walk is not a snapshot, records can move between pages
+ * (spec part 4). Reports progress per page when the client asked for it.
+ */
+export async function walkPages<T>(call: ListCall<T>, ctx: ToolContext): Promise<ListOutput<T>> {
+  const limit = typeof call.query.limit === "number" ? call.query.limit : call.maxLimit;
+  const start = typeof call.query.offset === "number" ? call.query.offset : 0;
+  const seen = new Map<string, T>();
+  let total = 0;
+  let offset = start;
+  let pages = 0;
+  while (pages < WALK_MAX_PAGES && seen.size < WALK_MAX_ITEMS) {
+    const page = asListPage(await fetchPage(call, { ...call.query, limit, offset }, ctx));
+    pages++;
+    total = page.total;
+    for (const raw of page.items) {
+      const item = call.present(raw);
+      if (!seen.has(item.id)) seen.set(item.id, item);
+    }
+    await ctx.progress(
+      Math.min(offset + page.items.length, total),
+      total,
+      `${seen.size} of ${total}`,
+    );
+    offset += page.items.length;
+    if (page.items.length === 0 || offset >= total) break;
+  }
+  const items = [...seen.values()];
+  const complete = offset >= total;
+  const out: ListOutput<T> = { items, total, offset: start, next_offset: complete ? null : offset };
+  if (!complete)
+    out.note = `Stopped after ${pages} pages (${items.length} items); continue with offset=${offset}.`;
+  return fitToBudget(out, call.narrowHint);
+}
+
+function fetchPage<T>(
+  call: ListCall<T>,
+  query: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<unknown> {
+  const input = { query, ...(call.path ? { path: call.path } : {}) } as OperationInput<OperationId>;
+  return ctx.api
+    .call(call.operation, input, { signal: ctx.signal, delegatedUser: ctx.session.delegatedUser })
+    .then((r) => r.data);
+}
+
+export type ListResult<S extends z.ZodType> = ListOutput<z.output<S>>;
