@@ -1,40 +1,91 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { startApp } from "./app.js";
+import type { VariableName } from "./config.js";
 import { runSandboxCommand } from "./sandbox/cli.js";
+import { VERSION } from "./version.js";
 
-const USAGE = `Usage: portfolio-mcp <command>
-
-Commands:
-  sandbox    serve the Partner API simulator with demo data (portfolio-mcp sandbox --help)
+const USAGE = `Usage:
+  portfolio-mcp [options]                  serve MCP over stdio (how desktop clients launch it)
+  portfolio-mcp serve --http [options]     serve MCP over Streamable HTTP at /mcp
+  portfolio-mcp sandbox [--port 4010]      serve the Partner API sandbox alone
 
 Options:
-  --version  print the version
-  --help     print this help`;
+  --sandbox                  use the embedded sandbox (demo data, no credentials needed)
+  --http                     with serve: Streamable HTTP instead of stdio
+  --port N                   HTTP port (default 8787)
+  --host ADDRESS             HTTP bind address (default 127.0.0.1)
+  --base-url URL             PORTFOLIO_API_BASE_URL
+  --key-id ID                PORTFOLIO_API_KEY_ID (the secret is read from PORTFOLIO_API_SECRET only)
+  --delegated-user-email E   PORTFOLIO_DELEGATED_USER_EMAIL
+  --delegated-user-id ID     PORTFOLIO_DELEGATED_USER_ID
+  --routes-file PATH         PORTFOLIO_ROUTES_FILE
+  --state-dir PATH           PORTFOLIO_STATE_DIR
+  --export-dir PATH          PORTFOLIO_EXPORT_DIR
+  --log-level LEVEL          PORTFOLIO_LOG_LEVEL (logs go to stderr)
+  --version, --help
+
+Every setting is also read from its environment variable; see the README's configuration table.`;
+
+const FLAG_VARIABLES: Record<string, VariableName> = {
+  "base-url": "PORTFOLIO_API_BASE_URL",
+  "key-id": "PORTFOLIO_API_KEY_ID",
+  "delegated-user-email": "PORTFOLIO_DELEGATED_USER_EMAIL",
+  "delegated-user-id": "PORTFOLIO_DELEGATED_USER_ID",
+  "routes-file": "PORTFOLIO_ROUTES_FILE",
+  "state-dir": "PORTFOLIO_STATE_DIR",
+  "export-dir": "PORTFOLIO_EXPORT_DIR",
+  "log-level": "PORTFOLIO_LOG_LEVEL",
+};
 
 async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case "sandbox":
-      return runSandboxCommand(rest);
-    case "--version":
-    case "-v": {
-      const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-        version: string;
-      };
-      process.stdout.write(`${pkg.version}\n`);
-      return;
-    }
-    case "--help":
-    case "-h":
-      process.stdout.write(`${USAGE}\n`);
-      return;
-    default:
-      process.stderr.write(`${command ? `Unknown command: ${command}\n\n` : ""}${USAGE}\n`);
-      process.exitCode = 2;
+  if (argv[0] === "sandbox") return runSandboxCommand(argv.slice(1));
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      sandbox: { type: "boolean" },
+      http: { type: "boolean" },
+      port: { type: "string", default: "8787" },
+      host: { type: "string", default: "127.0.0.1" },
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "v" },
+      ...Object.fromEntries(
+        Object.keys(FLAG_VARIABLES).map((flag) => [flag, { type: "string" as const }]),
+      ),
+    },
+  });
+  if (values.version) return void process.stdout.write(`${VERSION}\n`);
+  if (values.help) return void process.stdout.write(`${USAGE}\n`);
+  const [command, ...extra] = positionals;
+  if ((command !== undefined && command !== "serve") || extra.length > 0) {
+    process.stderr.write(`Unknown command: ${positionals.join(" ")}\n\n${USAGE}\n`);
+    process.exitCode = 2;
+    return;
   }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new Error(`--port must be an integer from 0 to 65535, got ${values.port}`);
+  const flags: Partial<Record<VariableName, string>> = {};
+  for (const [flag, variable] of Object.entries(FLAG_VARIABLES)) {
+    const value = (values as Record<string, unknown>)[flag];
+    if (typeof value === "string") flags[variable] = value;
+  }
+  const stop = await startApp({
+    transport: values.http ? "http" : "stdio",
+    sandbox: values.sandbox === true,
+    port,
+    host: values.host ?? "127.0.0.1",
+    sources: { env: process.env, flags },
+  });
+  const shutdown = () => void stop().then(() => process.exit(0));
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
+  // Configuration errors are one line naming the variable; anything else shows its message.
   process.stderr.write(
     `portfolio-mcp: ${error instanceof Error ? error.message : String(error)}\n`,
   );

@@ -37,7 +37,7 @@ export function toolListing(tools: readonly ToolDefinition[]): ListToolsResult {
           tool.output,
           "output",
         ) as ListToolsResult["tools"][number]["outputSchema"],
-        annotations: { title: tool.title, ...tool.annotations },
+        annotations: { ...tool.annotations },
       })),
     };
     listings.set(tools, listing);
@@ -45,9 +45,45 @@ export function toolListing(tools: readonly ToolDefinition[]): ListToolsResult {
   return listing;
 }
 
+const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+const UUID_PATTERN =
+  "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
+/**
+ * JSON Schema for the listing, trimmed of what costs context and tells the model nothing: the
+ * dialect (MCP's default), JavaScript's safe-integer bounds, and, in outputs, the strictness
+ * keywords (every field is always present; clients validate against types).
+ */
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" });
-  return rest; // MCP's default dialect is 2020-12: no need to repeat it in every tool
+  return compact(rest, io) as Record<string, unknown>;
+}
+
+function compact(node: unknown, io: "input" | "output"): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n, io));
+  if (!node || typeof node !== "object") return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === "minimum" || key === "maximum") && SAFE_INTEGER_BOUNDS.has(value as number))
+      continue;
+    if (io === "output" && (key === "required" || key === "additionalProperties")) continue;
+    if (key === "pattern" && value === UUID_PATTERN) {
+      out.format = "uuid";
+      continue;
+    }
+    out[key] =
+      key === "properties" ? mapValues(value as Record<string, unknown>, io) : compact(value, io);
+  }
+  return out;
+}
+
+function mapValues(
+  properties: Record<string, unknown>,
+  io: "input" | "output",
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, value]) => [name, compact(value, io)]),
+  );
 }
 
 /**

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// Prints the size of tools/list in bytes and the median time from spawn to the `initialize`
+// answer over stdio (the embedded sandbox is started in-process, as with --sandbox).
+// Usage: npm run bench:startup [-- --runs 20]
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({ options: { runs: { type: "string", default: "20" } } });
+const runs = Number(values.runs);
+const cli = new URL("../dist/cli.js", import.meta.url).pathname;
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
+);
+
+function once({ listTools }) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, [cli, "--sandbox"], {
+      env: { ...env, PORTFOLIO_LOG_LEVEL: "warn" },
+    });
+    const result = {};
+    const send = (m) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      const message = JSON.parse(line);
+      if (message.id === 1) {
+        result.initializeMs = Number(process.hrtime.bigint() - started) / 1e6;
+        if (!listTools) return child.kill();
+        send({ jsonrpc: "2.0", method: "notifications/initialized" });
+        send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+      } else if (message.id === 2) {
+        result.toolsListBytes = Buffer.byteLength(JSON.stringify(message.result));
+        result.tools = message.result.tools.length;
+        child.kill();
+      }
+    });
+    child.on("exit", () => resolve(result));
+    child.on("error", reject);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "bench", version: "1" },
+      },
+    });
+  });
+}
+
+const listing = await once({ listTools: true });
+const times = [];
+for (let i = 0; i < runs; i++) times.push((await once({ listTools: false })).initializeMs);
+times.sort((a, b) => a - b);
+const median = times[Math.floor(times.length / 2)];
+console.log(`tools/list: ${listing.tools} tools, ${listing.toolsListBytes} bytes`);
+console.log(
+  `spawn to initialize answer (stdio, --sandbox): median ${median.toFixed(0)} ms over ${runs} runs (min ${times[0].toFixed(0)}, max ${times.at(-1).toFixed(0)})`,
+);

@@ -1,0 +1,153 @@
+import { randomBytes } from "node:crypto";
+import { ApiClient } from "./api/client.js";
+import { type Config, type ConfigSources, loadConfig } from "./config.js";
+import { createLogger, SecretRedactor } from "./log.js";
+import { Directory } from "./resources/directory.js";
+import type { Sandbox } from "./sandbox/index.js";
+import { createMcpServer } from "./server.js";
+import { serveHttp } from "./transport/http.js";
+import { serveStdio } from "./transport/stdio.js";
+import { VERSION } from "./version.js";
+
+export interface AppOptions {
+  transport: "stdio" | "http";
+  /** Start the embedded sandbox and use its demo credentials and demo user. */
+  sandbox: boolean;
+  port: number;
+  host: string;
+  sources: ConfigSources;
+}
+
+/**
+ * Wires the server: configuration, logger, API client, then one transport. Returns a function
+ * that stops everything in order.
+ */
+export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
+  // Loaded only when asked for: a real deployment never pays for the simulator and its data.
+  const sandbox = options.sandbox
+    ? await (await import("./sandbox/index.js")).startSandbox({ port: 0, host: "127.0.0.1" })
+    : null;
+  let config: Config;
+  try {
+    config = loadConfig(sandbox ? withSandbox(options.sources, sandbox) : options.sources);
+  } catch (error) {
+    await sandbox?.close();
+    throw error;
+  }
+  const redactor = new SecretRedactor();
+  const logger = createLogger({ level: config.logLevel, redactor });
+  const api = new ApiClient({
+    settings: config.api,
+    logger,
+    redactor,
+    userAgent: `portfolio-mcp/${VERSION}`,
+  });
+  const directory = new Directory(api);
+  const sessionFor = (sessionId: string) =>
+    createMcpServer({
+      api,
+      directory,
+      logger,
+      session: { sessionId, delegatedUser: config.api.delegatedUser },
+      exportDir: config.server.exportDir,
+    });
+  const shutdownUpstream = async () => {
+    await api.close();
+    await sandbox?.close();
+  };
+
+  if (options.transport === "stdio") {
+    const stop = async () => {
+      await shutdownUpstream();
+      process.exit(0);
+    };
+    await serveStdio(sessionFor("stdio"), logger, stop);
+    return stop;
+  }
+
+  const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
+  const http = await serveHttp({
+    host: options.host,
+    port: options.port,
+    token,
+    allowedHosts: config.server.allowedHosts,
+    allowedOrigins: config.server.allowedOrigins,
+    createSession: sessionFor,
+    logger,
+  });
+  process.stderr.write(
+    banner({
+      url: http.url,
+      token,
+      generated: !config.server.mcpToken,
+      upstream: config.api.baseUrl,
+      sandbox: !!sandbox,
+      user: config.api.delegatedUser,
+    }),
+  );
+  return async () => {
+    await http.close();
+    await shutdownUpstream();
+  };
+}
+
+/** Points the configuration at the embedded sandbox, whatever the environment says about the API. */
+function withSandbox(sources: ConfigSources, sandbox: Sandbox): ConfigSources {
+  const c = sandbox.credentials;
+  return {
+    ...sources,
+    env: {
+      ...(sources.env ?? process.env),
+      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+      PORTFOLIO_API_KEY_ID: c.keyId,
+      PORTFOLIO_API_SECRET: c.secret,
+      PORTFOLIO_DELEGATED_USER_EMAIL: c.delegatedUserEmail,
+      PORTFOLIO_DELEGATED_USER_ID: "",
+      PORTFOLIO_TOKEN_PREFIX: c.tokenPrefix,
+      PORTFOLIO_DELEGATION_HEADER_PREFIX: c.delegationHeaderPrefix,
+      PORTFOLIO_ROUTES_FILE: "",
+    },
+    flags: Object.fromEntries(
+      Object.entries(sources.flags ?? {}).filter(
+        ([name]) => !name.startsWith("PORTFOLIO_API_") && !name.startsWith("PORTFOLIO_DELEGATED"),
+      ),
+    ),
+  };
+}
+
+function banner(b: {
+  url: string;
+  token: string;
+  generated: boolean;
+  upstream: string;
+  sandbox: boolean;
+  user: Config["api"]["delegatedUser"];
+}): string {
+  const auth = `Authorization: Bearer ${b.token}`;
+  const who = b.user
+    ? "email" in b.user
+      ? b.user.email
+      : b.user.id
+    : "nobody (no delegated user)";
+  const client = JSON.stringify({
+    servers: {
+      portfolio: { type: "http", url: b.url, headers: { Authorization: `Bearer ${b.token}` } },
+    },
+  });
+  return `
+portfolio-mcp ${VERSION}: MCP over Streamable HTTP
+
+  URL    ${b.url}
+  Token  ${b.token}${b.generated ? "   (generated; set PORTFOLIO_MCP_TOKEN to choose it)" : ""}
+  API    ${b.sandbox ? `embedded sandbox, demo data (${b.upstream})` : b.upstream}, acting for ${who}
+
+MCP Inspector (CLI):
+  npx -y -p node@22 -p @modelcontextprotocol/inspector@latest mcp-inspector --cli ${b.url} --transport http --header "${auth}" --method tools/list
+Claude Code:
+  claude mcp add --transport http portfolio ${b.url} --header "${auth}"
+VS Code (.vscode/mcp.json) or Cursor (.cursor/mcp.json, same entry under "mcpServers"):
+  ${client}
+
+Stop with Ctrl+C.
+`;
+}
