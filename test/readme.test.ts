@@ -15,9 +15,10 @@ afterAll(() => sandbox.close());
 describe("README", () => {
   it("shows an openssl and curl flow that works as written", async () => {
     const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-    const block = /With `npm start` running in another terminal:\n\n```sh\n([\s\S]*?)```/.exec(
-      readme,
-    )?.[1];
+    const block =
+      /running in another terminal \(it listens on port 4010\):\n\n```sh\n([\s\S]*?)```/.exec(
+        readme,
+      )?.[1];
     expect(block).toBeDefined();
     const script = block!.replace("http://127.0.0.1:4010/v1", sandbox.baseUrl);
     const mark = sandbox.control.mark();
