@@ -1,4 +1,7 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ApiClient } from "./api/client.js";
 import { type Config, type ConfigSources, loadConfig } from "./config.js";
 import { createLogger, SecretRedactor } from "./log.js";
@@ -8,6 +11,8 @@ import { createMcpServer } from "./server.js";
 import { serveHttp } from "./transport/http.js";
 import { serveStdio } from "./transport/stdio.js";
 import { VERSION } from "./version.js";
+import { WriteGate } from "./writes/gate.js";
+import { FileJournal } from "./writes/journal.js";
 
 export interface AppOptions {
   transport: "stdio" | "http";
@@ -43,6 +48,9 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     userAgent: `portfolio-mcp/${VERSION}`,
   });
   const directory = new Directory(api);
+  const writes = config.writes.readOnly
+    ? undefined
+    : { gate: await openGate(config, api, logger, !!sandbox), mode: config.writes.confirm };
   const sessionFor = (sessionId: string) =>
     createMcpServer({
       api,
@@ -50,6 +58,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       logger,
       session: { sessionId, delegatedUser: config.api.delegatedUser },
       exportDir: config.server.exportDir,
+      writes,
     });
   const shutdownUpstream = async () => {
     await api.close();
@@ -61,7 +70,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       await shutdownUpstream();
       process.exit(0);
     };
-    await serveStdio(sessionFor("stdio"), logger, stop);
+    await serveStdio(sessionFor(`stdio-${randomUUID()}`), logger, stop);
     return stop;
   }
 
@@ -89,6 +98,33 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     await http.close();
     await shutdownUpstream();
   };
+}
+
+/**
+ * The write journal, and the delivery of writes a previous run left confirmed but unfinished.
+ * The sandbox forgets its data on exit, so its journal is a fresh temporary directory unless a
+ * state directory was named explicitly.
+ */
+async function openGate(
+  config: Config,
+  api: ApiClient,
+  logger: ReturnType<typeof createLogger>,
+  sandbox: boolean,
+) {
+  const dir =
+    sandbox && !config.stateDirExplicit
+      ? await mkdtemp(join(tmpdir(), "portfolio-mcp-sandbox-"))
+      : config.stateDir;
+  const gate = await WriteGate.open({
+    store: new FileJournal(dir),
+    api,
+    logger,
+    ttlMs: config.writes.confirmationTtlSeconds * 1000,
+  });
+  gate
+    .recover()
+    .catch((error: unknown) => logger.error({ err: error }, "could not finish confirmed writes"));
+  return gate;
 }
 
 /** Points the configuration at the embedded sandbox, whatever the environment says about the API. */

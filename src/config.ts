@@ -32,10 +32,24 @@ export interface ServerSettings {
   exportDir: string | null;
 }
 
+/** How a human confirms a write: inside the call (form elicitation), or with confirm_write. */
+export type ConfirmMode = "auto" | "elicitation" | "two-step";
+
+export interface WriteSettings {
+  /** No write tool at all when true. */
+  readOnly: boolean;
+  confirm: ConfirmMode;
+  /** How long a two-step confirmation stays valid. */
+  confirmationTtlSeconds: number;
+}
+
 export interface Config {
   api: ApiSettings;
   server: ServerSettings;
+  writes: WriteSettings;
   stateDir: string;
+  /** Whether PORTFOLIO_STATE_DIR (or --state-dir) named it, rather than the default. */
+  stateDirExplicit: boolean;
   logLevel: LogLevel;
 }
 
@@ -92,6 +106,9 @@ const variables = z.object({
   PORTFOLIO_MCP_ALLOWED_ORIGINS: optional(z.string()),
   PORTFOLIO_MCP_ALLOWED_HOSTS: optional(z.string()),
   PORTFOLIO_EXPORT_DIR: optional(z.string()),
+  PORTFOLIO_CONFIRM: optional(z.enum(["auto", "elicitation", "two-step"])),
+  PORTFOLIO_READ_ONLY: optional(z.enum(["true", "false", "1", "0"])),
+  PORTFOLIO_CONFIRMATION_TTL_SECONDS: integer(30, 86_400, 900),
   PORTFOLIO_MAX_RETRIES: integer(0, 10, 3),
   PORTFOLIO_MAX_RETRY_WAIT_SECONDS: integer(0, 3600, 30),
 });
@@ -157,6 +174,12 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       allowedHosts: list(v.PORTFOLIO_MCP_ALLOWED_HOSTS),
       exportDir: v.PORTFOLIO_EXPORT_DIR ?? null,
     },
+    writes: {
+      readOnly: v.PORTFOLIO_READ_ONLY === "true" || v.PORTFOLIO_READ_ONLY === "1",
+      confirm: v.PORTFOLIO_CONFIRM ?? "auto",
+      confirmationTtlSeconds: v.PORTFOLIO_CONFIRMATION_TTL_SECONDS,
+    },
+    stateDirExplicit: v.PORTFOLIO_STATE_DIR !== undefined,
     stateDir:
       v.PORTFOLIO_STATE_DIR ??
       defaultStateDir(env, sources.platform ?? process.platform, sources.home ?? homedir()),

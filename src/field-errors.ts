@@ -18,11 +18,11 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix = ""): FieldError 
   switch (issue.code) {
     case "too_big": {
       const rule = sizeRule("max", issue.origin, issue.maximum);
-      return { field, rule, message: `must be ${rule.replace(/^max/, "at most")}` };
+      return { field, rule, message: sizeMessage("at most", issue.origin, issue.maximum) };
     }
     case "too_small": {
       const rule = sizeRule("min", issue.origin, issue.minimum);
-      return { field, rule, message: `must be ${rule.replace(/^min/, "at least")}` };
+      return { field, rule, message: sizeMessage("at least", issue.origin, issue.minimum) };
     }
     case "invalid_format": {
       const custom = !issue.message.startsWith("Invalid");
@@ -64,6 +64,12 @@ function sizeRule(bound: "min" | "max", origin: string, value: number | bigint):
   if (origin === "string") return `${bound} length ${value}`;
   if (origin === "array" || origin === "set") return `${bound} ${value} items`;
   return `${bound} ${value}`;
+}
+
+function sizeMessage(bound: string, origin: string, value: number | bigint): string {
+  if (origin === "string") return `must have ${bound} ${value} characters`;
+  if (origin === "array" || origin === "set") return `must have ${bound} ${value} items`;
+  return `must be ${bound} ${value}`;
 }
 
 function formatPath(prefix: string, path: PropertyKey[]): string {

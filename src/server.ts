@@ -1,14 +1,22 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ApiClient } from "./api/client.js";
 import { installCompletions } from "./completions.js";
+import type { ConfirmMode } from "./config.js";
 import type { Logger } from "./log.js";
 import { installPrompts } from "./prompts.js";
 import type { Directory } from "./resources/directory.js";
 import { installResources } from "./resources/install.js";
 import { READ_TOOLS } from "./tools/reads.js";
 import { installTools } from "./tools/registry.js";
-import type { SessionContext, ToolContext, ToolDefinition } from "./tools/types.js";
+import type { SessionContext, ToolContext, ToolDefinition, WriteContext } from "./tools/types.js";
+import { WRITE_TOOLS } from "./tools/writes.js";
 import { VERSION } from "./version.js";
+import type { WriteGate } from "./writes/gate.js";
+
+/** Both tool sets, as one stable list (the tools/list answer is cached per list). */
+const ALL_TOOLS: readonly ToolDefinition[] = [...READ_TOOLS, ...WRITE_TOOLS];
+/** Long enough for a person to read the preview and decide. */
+const CONFIRMATION_TIMEOUT_MS = 10 * 60_000;
 
 /** What the assistant reads first: which tool answers what, and the rules of the road. */
 export const INSTRUCTIONS = `Portfolio data of one investment-management entity, through its Partner API.
@@ -23,7 +31,8 @@ export interface ServerDeps {
   session: SessionContext;
   logger: Logger;
   exportDir: string | null;
-  tools?: readonly ToolDefinition[];
+  /** Absent in read-only mode: no write tool is registered at all. */
+  writes?: { gate: WriteGate; mode: ConfirmMode };
 }
 
 type RequestExtra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
@@ -41,8 +50,9 @@ export function createMcpServer(deps: ServerDeps): Server {
     exportDir: deps.exportDir,
     signal: extra.signal,
     progress: progressReporter(extra),
+    writes: deps.writes ? writeContext(server, deps, deps.writes, extra) : undefined,
   });
-  const tools = deps.tools ?? READ_TOOLS;
+  const tools = deps.writes ? ALL_TOOLS : READ_TOOLS;
   installTools(server, tools, contextFor, deps.logger);
   installResources(server, tools, contextFor, deps.logger);
   installPrompts(server, contextFor);
@@ -65,4 +75,48 @@ function progressReporter(extra: RequestExtra): ToolContext["progress"] {
       },
     });
   };
+}
+
+function writeContext(
+  server: Server,
+  deps: ServerDeps,
+  writes: NonNullable<ServerDeps["writes"]>,
+  extra: RequestExtra,
+): WriteContext {
+  const canAsk =
+    writes.mode !== "two-step" && Boolean(server.getClientCapabilities()?.elicitation?.form);
+  return {
+    gate: writes.gate,
+    mode: writes.mode,
+    caller: { sessionId: deps.session.sessionId, client: server.getClientVersion()?.name ?? null },
+    ask: canAsk ? (message) => askForConfirmation(server, message, extra) : null,
+  };
+}
+
+/**
+ * Asks the human inside the tool call (form elicitation), tied to the call's request so that
+ * an HTTP client receives it on the call's own stream. Only an explicit yes counts.
+ */
+async function askForConfirmation(server: Server, message: string, extra: RequestExtra) {
+  const answer = await server.elicitInput(
+    {
+      mode: "form",
+      message,
+      requestedSchema: {
+        type: "object",
+        properties: {
+          confirm: {
+            type: "boolean",
+            title: "Write this",
+            description: "Yes sends exactly this request, once. No sends nothing.",
+            default: false,
+          },
+        },
+        required: ["confirm"],
+      },
+    },
+    { relatedRequestId: extra.requestId, timeout: CONFIRMATION_TIMEOUT_MS },
+  );
+  if (answer.action !== "accept") return answer.action;
+  return answer.content?.confirm === true ? "accept" : "decline";
 }

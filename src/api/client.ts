@@ -103,6 +103,10 @@ export class ApiClient {
     });
   }
 
+  get settings(): ApiSettings {
+    return this.options.settings;
+  }
+
   /** The route in force for an operation (after PORTFOLIO_ROUTES_FILE). */
   operation(id: OperationId): Operation {
     const operation = this.routes.get(id);

@@ -16,6 +16,7 @@ const DELEGATION_REASONS: Record<string, string> = {
  * (sentry-mcp's `toUserMessage`). Reason codes are preferred over detail text (spec part 7).
  */
 export function userMessage(error: unknown): string {
+  if (error instanceof UserFacingError) return error.message;
   if (!(error instanceof ApiError)) return "The server failed unexpectedly; the error was logged.";
   const ref = error.requestId ? ` (request ${error.requestId})` : "";
   const what =
@@ -64,4 +65,9 @@ function fieldList(error: ApiError): string {
     (error.fieldErrors ?? []).map((e) => `${e.field} ${e.message} (rule: ${e.rule})`).join("; ") ||
     error.message
   );
+}
+
+/** A failure whose message is already the sentence the assistant should read. */
+export class UserFacingError extends Error {
+  override name = "UserFacingError";
 }

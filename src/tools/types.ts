@@ -1,7 +1,18 @@
 import type { z } from "zod";
 import type { ApiClient } from "../api/client.js";
-import type { DelegatedUser } from "../config.js";
+import type { ConfirmMode, DelegatedUser } from "../config.js";
 import type { Logger } from "../log.js";
+import type { WriteGate } from "../writes/gate.js";
+import type { Caller } from "../writes/intent.js";
+
+/** What write tools need: the gate, the confirmation mode, and a way to ask the human. */
+export interface WriteContext {
+  gate: WriteGate;
+  mode: ConfirmMode;
+  caller: Caller;
+  /** Asks the human inside the call (form elicitation); null when the client cannot. */
+  ask: ((message: string) => Promise<"accept" | "decline" | "cancel">) | null;
+}
 
 /** All four hints, always stated: a client must never have to guess (github-mcp-server). */
 export interface ToolAnnotations {
@@ -25,6 +36,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Where exported files are also saved (PORTFOLIO_EXPORT_DIR), if anywhere. */
   exportDir: string | null;
+  /** Present unless the server is read-only. */
+  writes?: WriteContext;
   /** Reports progress when the client asked for it (a progress token); otherwise does nothing. */
   progress(done: number, total?: number, message?: string): Promise<void>;
 }

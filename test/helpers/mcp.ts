@@ -1,32 +1,75 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { ApiSettings } from "../../src/config.js";
+import {
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { ApiSettings, ConfirmMode } from "../../src/config.js";
 import { Directory } from "../../src/resources/directory.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
+import { WriteGate } from "../../src/writes/gate.js";
+import { FileJournal } from "../../src/writes/journal.js";
 import { clientFor } from "./api.js";
 
+export interface InMemoryOptions {
+  settings?: Partial<ApiSettings>;
+  exportDir?: string | null;
+  /** Write tools and their gate; `false` for a read-only server. */
+  writes?: false | { mode?: ConfirmMode; gate?: WriteGate; stateDir?: string; ttlSeconds?: number };
+  /** Answers confirmation forms; the client then declares form elicitation. */
+  elicit?: (request: ElicitRequest["params"]) => ElicitResult | Promise<ElicitResult>;
+  sessionId?: string;
+}
+
 /** The real MCP server and the SDK's own Client, linked in memory, over a sandbox. */
-export async function connectInMemory(
-  sandbox: Sandbox,
-  options: { settings?: Partial<ApiSettings>; exportDir?: string | null } = {},
-) {
+export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions = {}) {
   const { api, logs } = clientFor(sandbox, options.settings);
+  const stateDir = options.writes
+    ? (options.writes.stateDir ?? mkdtempSync(join(tmpdir(), "state-")))
+    : null;
+  const gate =
+    options.writes === undefined || options.writes === false
+      ? undefined
+      : (options.writes.gate ??
+        (await WriteGate.open({
+          store: new FileJournal(stateDir as string),
+          api,
+          logger: logs.logger,
+          ttlMs: (options.writes.ttlSeconds ?? 900) * 1000,
+        })));
   const server = createMcpServer({
     api,
     directory: new Directory(api),
-    session: { sessionId: "in-memory", delegatedUser: api["options"].settings.delegatedUser },
+    session: {
+      sessionId: options.sessionId ?? "in-memory",
+      delegatedUser: api.settings.delegatedUser,
+    },
     logger: logs.logger,
     exportDir: options.exportDir ?? null,
+    writes: gate && options.writes ? { gate, mode: options.writes.mode ?? "auto" } : undefined,
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
-  const client = new Client({ name: "portfolio-tests", version: "1.0.0" });
+  const client = new Client(
+    { name: "portfolio-tests", version: "1.0.0" },
+    options.elicit ? { capabilities: { elicitation: { form: {} } } } : {},
+  );
+  if (options.elicit) {
+    const answer = options.elicit;
+    client.setRequestHandler(ElicitRequestSchema, async (request) => answer(request.params));
+  }
   await client.connect(clientSide);
   return {
     client,
     api,
     logs,
+    gate,
+    stateDir,
     async close() {
       await client.close();
       await server.close();

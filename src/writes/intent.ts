@@ -1,0 +1,89 @@
+import { createHash } from "node:crypto";
+import type { OperationId } from "../api/catalogue.js";
+import type { DelegatedUser } from "../config.js";
+
+/**
+ * pending: drafted, waiting for the human. sending: confirmed, on the wire. succeeded / failed:
+ * the API's answer is recorded. uncertain: confirmed but the outcome is unknown (network error,
+ * timeout, 5xx, 429); it is sent again with the same key. cancelled / expired: never sent.
+ */
+export type IntentState =
+  | "pending"
+  | "sending"
+  | "succeeded"
+  | "failed"
+  | "uncertain"
+  | "cancelled"
+  | "expired";
+
+/** What the human sees before saying yes: faithful to the request, short. */
+export interface Preview {
+  action: string;
+  /** What the write touches, by name when it has one (an operation's name, a view's name). */
+  target: string;
+  acting_for: string | null;
+  fields: Record<string, unknown>;
+  billable: boolean;
+}
+
+export interface Caller {
+  sessionId: string;
+  client: string | null;
+}
+
+/** One logical write: the exact request, who asked, its key, and what became of it. */
+export interface Intent {
+  id: string;
+  operation: OperationId;
+  path: Record<string, unknown>;
+  body: unknown;
+  delegatedUser: DelegatedUser | null;
+  caller: Caller;
+  /** Where it goes: recovery never replays a write against another API or key. */
+  upstream: { baseUrl: string; keyId: string };
+  idempotencyKey: string;
+  digest: string;
+  preview: Preview;
+  state: IntentState;
+  createdAt: string;
+  expiresAt: string;
+  confirmedAt: string | null;
+  updatedAt: string;
+  attempts: number;
+  result: unknown;
+  error: { code: string; message: string; status?: number; reasonCode?: string } | null;
+}
+
+/** A digest of everything that defines the write, so a stored intent can be checked unchanged. */
+export function intentDigest(
+  intent: Pick<
+    Intent,
+    "operation" | "path" | "body" | "delegatedUser" | "caller" | "upstream" | "idempotencyKey"
+  >,
+): string {
+  return createHash("sha256")
+    .update(
+      canonical({
+        operation: intent.operation,
+        path: intent.path,
+        body: intent.body,
+        delegatedUser: intent.delegatedUser,
+        caller: intent.caller,
+        upstream: intent.upstream,
+        idempotencyKey: intent.idempotencyKey,
+      }),
+    )
+    .digest("hex");
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

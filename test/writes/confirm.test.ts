@@ -1,0 +1,460 @@
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { connectInMemory, type InMemoryOptions } from "../helpers/mcp.js";
+
+let sandbox: Sandbox;
+const sessions: Array<{ close(): Promise<void> }> = [];
+const open = async (options: InMemoryOptions = {}) => {
+  const session = await connectInMemory(sandbox, { writes: {}, ...options });
+  sessions.push(session);
+  return session;
+};
+type Session = Awaited<ReturnType<typeof open>>;
+const call = async (s: Session, name: string, args: Record<string, unknown>) =>
+  (await s.client.callTool({ name, arguments: args })) as {
+    structuredContent?: any;
+    content: any[];
+    isError?: boolean;
+  };
+const notesOf = (id: string) =>
+  sandbox.control.state.data.notes.filter((n) => n.operation_id === id);
+const writesSince = (mark: number) =>
+  sandbox.control
+    .requests({ since: mark })
+    .filter(
+      (e) =>
+        e.method !== "GET" &&
+        e.routeId !== "auth_token" &&
+        e.routeId !== "workflow_recommendations_preview",
+    );
+
+let operation: { id: string; name: string };
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ rateLimit: false });
+  operation = sandbox.control.state.data.operations[20]!;
+});
+afterEach(async () => {
+  sandbox.control.clearFaults();
+  await Promise.all(sessions.splice(0).map((s) => s.close()));
+});
+afterAll(() => sandbox.close());
+
+describe("two-step confirmation (a client without elicitation)", () => {
+  it("drafts, shows a faithful preview, sends nothing, then confirm_write delivers once", async () => {
+    const s = await open();
+    const mark = sandbox.control.mark();
+    const draft = await call(s, "create_operation_note", {
+      operation_id: operation.id,
+      content: "Comité du 20 : feu vert pour la phase 2.",
+      note_type: "comite",
+    });
+    expect(draft.isError).toBeFalsy();
+    const out = draft.structuredContent;
+    expect(out).toMatchObject({
+      status: "awaiting_confirmation",
+      confirmation_id: expect.stringMatching(/^cf_/),
+      preview: {
+        action: "Create a follow-up note",
+        target: `operation «${operation.name}» (${operation.id})`,
+        acting_for: "camille.martin@aurore-capital.example",
+        fields: { content: "Comité du 20 : feu vert pour la phase 2.", note_type: "comite" },
+        billable: false,
+      },
+    });
+    expect(out.message).toContain("only once they have agreed");
+    expect(Date.parse(out.expires_at) - Date.now()).toBeGreaterThan(14 * 60_000);
+    expect(writesSince(mark)).toHaveLength(0);
+
+    const before = notesOf(operation.id).length;
+    const confirmed = await call(s, "confirm_write", { confirmation_id: out.confirmation_id });
+    expect(confirmed.structuredContent).toMatchObject({
+      status: "succeeded",
+      result: { content: "Comité du 20 : feu vert pour la phase 2." },
+    });
+    expect(notesOf(operation.id)).toHaveLength(before + 1);
+    const listed = await call(s, "list_operation_notes", { operation_id: operation.id });
+    expect(listed.structuredContent.items.map((n: { id: string }) => n.id)).toContain(
+      confirmed.structuredContent.result.id,
+    );
+
+    const mark2 = sandbox.control.mark();
+    const again = await call(s, "confirm_write", { confirmation_id: out.confirmation_id });
+    expect(again.structuredContent.result.id).toBe(confirmed.structuredContent.result.id);
+    expect(writesSince(mark2)).toHaveLength(0);
+    expect(notesOf(operation.id)).toHaveLength(before + 1);
+  });
+
+  it("delivers once when two confirmations race", async () => {
+    const s = await open();
+    const draft = await call(s, "create_custom_dashboard", { name: "Course" });
+    const id = draft.structuredContent.confirmation_id;
+    const mark = sandbox.control.mark();
+    sandbox.control.delay(200, { count: 1, match: { routeId: "custom_dashboard_create" } });
+    const [a, b] = await Promise.all([
+      call(s, "confirm_write", { confirmation_id: id }),
+      call(s, "confirm_write", { confirmation_id: id }),
+    ]);
+    expect(a.structuredContent.result.id).toBe(b.structuredContent.result.id);
+    expect(writesSince(mark)).toHaveLength(1);
+    expect(sandbox.control.state.data.dashboards.filter((d) => d.name === "Course")).toHaveLength(
+      1,
+    );
+  });
+
+  it("recovers a write applied before the connection dropped: automatic retry, same key, one record", async () => {
+    const s = await open({ settings: { maxRetries: 2 } });
+    const draft = await call(s, "create_operation_note", {
+      operation_id: operation.id,
+      text: "Après coupure",
+    });
+    const before = notesOf(operation.id).length;
+    sandbox.control.dropAfterApply(1, { routeId: "operation_note_create" });
+    const mark = sandbox.control.mark();
+    const done = await call(s, "confirm_write", {
+      confirmation_id: draft.structuredContent.confirmation_id,
+    });
+    expect(done.structuredContent.status).toBe("succeeded");
+    const sent = writesSince(mark);
+    expect(sent.map((e) => e.status)).toEqual([null, 201]);
+    expect(new Set(sent.map((e) => e.headers["idempotency-key"])).size).toBe(1);
+    expect(notesOf(operation.id)).toHaveLength(before + 1);
+  });
+
+  it("leaves a write uncertain when the API does not answer, and finishes it on the next confirm_write", async () => {
+    const s = await open({ settings: { maxRetries: 0 } });
+    const draft = await call(s, "create_operation_note", {
+      operation_id: operation.id,
+      text: "Incertaine",
+    });
+    const id = draft.structuredContent.confirmation_id;
+    const before = notesOf(operation.id).length;
+    sandbox.control.dropAfterApply(1, { routeId: "operation_note_create" });
+    const first = await call(s, "confirm_write", { confirmation_id: id });
+    expect(first.structuredContent.status).toBe("uncertain");
+    expect(first.structuredContent.message).toContain("same Idempotency-Key");
+    expect(s.gate!.get(id)?.state).toBe("uncertain");
+    sandbox.control.failNext(1, 500, { match: { routeId: "operation_note_create" } });
+    expect((await call(s, "confirm_write", { confirmation_id: id })).structuredContent.status).toBe(
+      "uncertain",
+    );
+    const second = await call(s, "confirm_write", { confirmation_id: id });
+    expect(second.structuredContent.status).toBe("succeeded");
+    expect(notesOf(operation.id)).toHaveLength(before + 1);
+    const keys = sandbox.control
+      .requests({ routeId: "operation_note_create" })
+      .filter((e) => e.body && (e.body as { text?: string }).text === "Incertaine")
+      .map((e) => e.headers["idempotency-key"]);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+  });
+
+  it("records a definitive refusal as failed, with the API's reason, and never resends it", async () => {
+    const s = await open();
+    const draft = await call(s, "create_saved_view", {
+      name: "Colonnes inconnues",
+      type: "operations",
+      columns: ["name", "password"],
+    });
+    const id = draft.structuredContent.confirmation_id;
+    const failed = await call(s, "confirm_write", { confirmation_id: id });
+    expect(failed.isError).toBe(true);
+    expect(failed.content[0].text).toMatch(
+      /refused saved_view_create \(422 validation_failed\).*columns\[1\].*Nothing was written\./,
+    );
+    const mark = sandbox.control.mark();
+    expect((await call(s, "confirm_write", { confirmation_id: id })).isError).toBe(true);
+    expect(writesSince(mark)).toHaveLength(0);
+  });
+
+  it("cancels a draft: nothing sent, and it cannot be confirmed afterwards", async () => {
+    const s = await open();
+    const draft = await call(s, "create_custom_dashboard", { name: "Annulé" });
+    const id = draft.structuredContent.confirmation_id;
+    const mark = sandbox.control.mark();
+    expect(
+      (await call(s, "cancel_write", { confirmation_id: id })).structuredContent,
+    ).toMatchObject({ status: "cancelled", message: "Nothing was written." });
+    const refused = await call(s, "confirm_write", { confirmation_id: id });
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0].text).toContain("was cancelled; nothing was sent");
+    expect(writesSince(mark)).toHaveLength(0);
+  });
+
+  it("refuses unknown, expired and foreign confirmation ids, sending nothing", async () => {
+    const s = await open({ writes: { ttlSeconds: 30 } });
+    const mark = sandbox.control.mark();
+    const unknown = await call(s, "confirm_write", { confirmation_id: "cf_doesnotexist0000" });
+    expect(unknown.content[0].text).toContain("No write awaits confirmation cf_doesnotexist0000");
+    const malformed = await call(s, "confirm_write", { confirmation_id: "../../etc/passwd" });
+    expect(malformed.content[0].text).toContain(
+      "confirmation_id must be a confirmation_id returned by a write tool",
+    );
+
+    const draft = await call(s, "create_custom_dashboard", { name: "Expire" });
+    const id = draft.structuredContent.confirmation_id;
+    const intent = s.gate!.get(id)!;
+    // Age the draft past its expiry, as the clock would.
+    Object.assign(intent, { expiresAt: new Date(Date.now() - 1000).toISOString() });
+    const expired = await call(s, "confirm_write", { confirmation_id: id });
+    expect(expired.content[0].text).toContain("expired");
+
+    const other = await open({ writes: { gate: s.gate }, sessionId: "another-session" });
+    const draft2 = await call(s, "create_custom_dashboard", { name: "À moi" });
+    const foreign = await call(other, "confirm_write", {
+      confirmation_id: draft2.structuredContent.confirmation_id,
+    });
+    expect(foreign.isError).toBe(true);
+    expect(foreign.content[0].text).toContain("belongs to another session or user");
+    const cancelForeign = await call(other, "cancel_write", {
+      confirmation_id: draft2.structuredContent.confirmation_id,
+    });
+    expect(cancelForeign.isError).toBe(true);
+    expect(writesSince(mark)).toHaveLength(0);
+  });
+
+  it("refuses a confirmation for another delegated user, even in the same session", async () => {
+    const s = await open();
+    const draft = await call(s, "create_custom_dashboard", { name: "Camille" });
+    const juliens = await open({
+      writes: { gate: s.gate },
+      settings: { delegatedUser: { email: "julien.bernard@aurore-capital.example" } },
+    });
+    const refused = await call(juliens, "confirm_write", {
+      confirmation_id: draft.structuredContent.confirmation_id,
+    });
+    expect(refused.content[0].text).toContain("belongs to another session or user");
+  });
+
+  it("keeps the journal owner-only and durable", async () => {
+    const s = await open();
+    const draft = await call(s, "create_custom_dashboard", { name: "Journal" });
+    const dir = join(s.stateDir!, "intents");
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const files = readdirSync(dir);
+    expect(files).toContain(`${draft.structuredContent.confirmation_id}.json`);
+    for (const f of files) expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("what each write tool sends", () => {
+  it("creates a dashboard and never shows its share_token", async () => {
+    const s = await open();
+    const draft = await call(s, "create_custom_dashboard", {
+      name: "Partagé",
+      description: null,
+      layout: [{ widget: "kpi" }],
+    });
+    expect(draft.structuredContent.preview.fields).toEqual({
+      name: "Partagé",
+      description: null,
+      layout: [{ widget: "kpi" }],
+    });
+    const done = await call(s, "confirm_write", {
+      confirmation_id: draft.structuredContent.confirmation_id,
+    });
+    expect(done.structuredContent.result).toMatchObject({ name: "Partagé", is_shared: false });
+    expect(JSON.stringify(done)).not.toContain("share_token");
+    expect(JSON.stringify(done)).not.toContain("shr_");
+    const created = sandbox.control.state.data.dashboards.find(
+      (d) => d.id === done.structuredContent.result.id,
+    )!;
+    expect(created.share_token).toMatch(/^shr_/); // the API did send one
+    expect(JSON.stringify(s.gate!.get(draft.structuredContent.confirmation_id))).not.toContain(
+      created.share_token!,
+    );
+  });
+
+  it("updates a saved view by name, only the fields given", async () => {
+    const s = await open();
+    const view = sandbox.control.state.data.savedViews.find(
+      (v) => v.user_id === "usr_camille_martin",
+    )!;
+    const draft = await call(s, "update_saved_view", {
+      view_id: view.id,
+      color: "red",
+      icon: null,
+    });
+    expect(draft.structuredContent.preview).toMatchObject({
+      action: "Update a saved view",
+      target: `view «${view.name}» (${view.id})`,
+      fields: { color: "red", icon: null },
+    });
+    await call(s, "confirm_write", { confirmation_id: draft.structuredContent.confirmation_id });
+    expect(view).toMatchObject({ color: "red", icon: null });
+    const missing = await call(s, "update_saved_view", {
+      view_id: "00000000-0000-4000-8000-000000000000",
+      name: "x",
+    });
+    expect(missing.content[0].text).toContain("no saved view");
+  });
+
+  it("creates a saved view and a workflow from a recommendation", async () => {
+    const s = await open();
+    const view = await call(s, "create_saved_view", {
+      name: "  Travaux  ",
+      type: "operations",
+      filters: { statut: ["travaux"] },
+    });
+    expect(view.structuredContent.preview.target).toBe("operations view «Travaux»");
+    expect(
+      (await call(s, "confirm_write", { confirmation_id: view.structuredContent.confirmation_id }))
+        .structuredContent.result.name,
+    ).toBe("Travaux");
+    const rec = sandbox.control.state.data.recommendations.find((r) => r.status === "validated")!;
+    const wf = await call(s, "create_workflow_from_recommendation", {
+      recommendation_id: rec.id,
+      enabled: false,
+    });
+    expect(wf.structuredContent.preview.target).toBe(
+      `from recommendation «${rec.title}» (${rec.id})`,
+    );
+    const made = await call(s, "confirm_write", {
+      confirmation_id: wf.structuredContent.confirmation_id,
+    });
+    expect(made.structuredContent.result).toMatchObject({
+      preset_key: rec.preset_key,
+      enabled: false,
+    });
+  });
+
+  it("says SIREN resolution is billable, refuses a bad checksum unbilled, and bills once", async () => {
+    const s = await open();
+    const billed = sandbox.control.stats().billableResolutions;
+    const bad = await call(s, "resolve_siren", { siren: "732829321" });
+    expect(bad.content[0].text).toContain("Luhn");
+    const draft = await call(s, "resolve_siren", { siren: "732829320" });
+    expect(draft.structuredContent.preview.billable).toBe(true);
+    const tools = await s.client.listTools();
+    expect(tools.tools.find((t) => t.name === "resolve_siren")!.description).toContain("BILLABLE");
+    await call(s, "confirm_write", { confirmation_id: draft.structuredContent.confirmation_id });
+    await call(s, "confirm_write", { confirmation_id: draft.structuredContent.confirmation_id });
+    expect(sandbox.control.stats().billableResolutions).toBe(billed + 1);
+  });
+});
+
+describe("input limits are checked before anything is sent", () => {
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ["create_operation_note", { operation_id: "x", content: "ok" }, "operation_id"],
+    ["create_operation_note", { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031" }, "content"],
+    [
+      "create_operation_note",
+      { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", content: "" },
+      "content must have at least 1 characters",
+    ],
+    [
+      "create_operation_note",
+      { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", content: "c".repeat(10_001) },
+      "max length 10000",
+    ],
+    [
+      "create_operation_note",
+      { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", text: "t".repeat(10_001) },
+      "text",
+    ],
+    [
+      "create_operation_note",
+      { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", content: "ok", note_type: "memo" },
+      "note_type",
+    ],
+    [
+      "create_operation_note",
+      {
+        operation_id: "5ced923a-d6bb-4559-8481-29af260cd031",
+        content: "ok",
+        category: "c".repeat(81),
+      },
+      "max length 80",
+    ],
+    [
+      "create_operation_note",
+      { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", content: "ok", date: "yesterday" },
+      "date",
+    ],
+    [
+      "create_operation_note",
+      { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", content: "ok", confirm: true },
+      "confirm is not a known field",
+    ],
+    ["create_custom_dashboard", { name: "" }, "min length 1"],
+    ["create_custom_dashboard", { name: "n".repeat(201) }, "max length 200"],
+    ["create_custom_dashboard", { name: "ok", description: "d".repeat(2001) }, "max length 2000"],
+    [
+      "create_custom_dashboard",
+      { name: "ok", layout: Array.from({ length: 51 }, () => ({})) },
+      "max 50 items",
+    ],
+    [
+      "create_saved_view",
+      { name: "v", type: "operations", filters: { status: "x" } },
+      "use statut",
+    ],
+    [
+      "create_saved_view",
+      {
+        name: "v",
+        type: "operations",
+        filters: Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`k${i}`, 1])),
+      },
+      "at most 24 keys",
+    ],
+    [
+      "create_saved_view",
+      { name: "v", type: "deals", filters: { big: "x".repeat(16_400) } },
+      "16384 bytes",
+    ],
+    [
+      "create_saved_view",
+      { name: "v", type: "deals", columns: Array.from({ length: 65 }, () => "name") },
+      "max 64 items",
+    ],
+    [
+      "create_saved_view",
+      {
+        name: "v",
+        type: "deals",
+        sort: Array.from({ length: 5 }, () => ({ sort_by: "name", sort_order: "asc" })),
+      },
+      "max 4 items",
+    ],
+    [
+      "create_saved_view",
+      { name: "v", type: "deals", sort: [{ sort_by: "name", sort_order: "up" }] },
+      "sort_order",
+    ],
+    ["create_saved_view", { name: "   ", type: "deals" }, "must not be blank"],
+    [
+      "update_saved_view",
+      { view_id: "0c991b6b-9868-4d31-9d67-1144ccc77a34" },
+      "at least one field",
+    ],
+    ["update_saved_view", { view_id: "0c991b6b-9868-4d31-9d67-1144ccc77a34", name: null }, "name"],
+    ["create_workflow_from_recommendation", { recommendation_id: "../x" }, "recommendation_id"],
+    ["resolve_siren", { siren: "12345678" }, "siren"],
+    ["confirm_write", { confirmation_id: "cf_x", confirm: true }, "confirm is not a known field"],
+  ];
+
+  it.each(cases)("%s refuses %j (%s)", async (tool, args, expected) => {
+    const s = await open();
+    const mark = sandbox.control.mark();
+    const reply = await call(s, tool, args);
+    expect(reply.isError).toBe(true);
+    expect(reply.content[0].text).toContain(expected);
+    expect(sandbox.control.requests({ since: mark })).toHaveLength(0);
+  });
+});
+
+describe("read-only mode", () => {
+  it("registers no write tool at all", async () => {
+    const s = await open({ writes: false });
+    const names = (await s.client.listTools()).tools.map((t) => t.name);
+    expect(names).toHaveLength(20);
+    for (const name of ["create_operation_note", "confirm_write", "cancel_write", "resolve_siren"])
+      expect(names).not.toContain(name);
+    await expect(
+      s.client.callTool({ name: "create_operation_note", arguments: {} }),
+    ).rejects.toThrow(/Unknown tool/);
+  });
+});
