@@ -51,8 +51,9 @@ const UUID_PATTERN =
 
 /**
  * JSON Schema for the listing, trimmed of what costs context and tells the model nothing: the
- * dialect (MCP's default), JavaScript's safe-integer bounds, and, in outputs, the strictness
- * keywords (every field is always present; clients validate against types).
+ * dialect (MCP's default), JavaScript's safe-integer bounds, regexes behind a named format,
+ * and, in outputs, the strictness keywords (every field is always present; clients validate
+ * against types). Validation itself uses the zod schemas, untrimmed.
  */
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" });
@@ -71,6 +72,10 @@ function compact(node: unknown, io: "input" | "output"): unknown {
       out.format = "uuid";
       continue;
     }
+    // A named format says it all; zod also spells date-times out as a long regex.
+    if (key === "pattern" && "format" in (node as Record<string, unknown>)) continue;
+    // JSON object keys are strings anyway.
+    if (key === "propertyNames" && JSON.stringify(value) === '{"type":"string"}') continue;
     out[key] =
       key === "properties" ? mapValues(value as Record<string, unknown>, io) : compact(value, io);
   }
