@@ -23,10 +23,7 @@ afterEach(async () => {
 });
 afterAll(() => sandbox.close());
 
-async function withAnswer(
-  answer: { action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> },
-  mode: ConfirmMode = "auto",
-) {
+async function withAnswer(answer: ElicitResult, mode: ConfirmMode = "auto") {
   const asked: Array<{ message: string; requestedSchema: unknown }> = [];
   const session = await connectInMemory(sandbox, {
     writes: { mode },
