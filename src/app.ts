@@ -27,7 +27,19 @@ export interface AppOptions {
  * Wires the server: configuration, logger, API client, then one transport. Returns a function
  * that stops everything in order.
  */
-export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
+export interface Prepared {
+  config: Config;
+  api: ApiClient;
+  logger: ReturnType<typeof createLogger>;
+  sandbox: Sandbox | null;
+  close(): Promise<void>;
+}
+
+/** Configuration (on the embedded sandbox if asked), logger and API client. */
+export async function prepare(
+  options: Pick<AppOptions, "sandbox" | "sources">,
+  logLevel?: string,
+): Promise<Prepared> {
   // Loaded only when asked for: a real deployment never pays for the simulator and its data.
   const sandbox = options.sandbox
     ? await (await import("./sandbox/index.js")).startSandbox({ port: 0, host: "127.0.0.1" })
@@ -40,13 +52,31 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     throw error;
   }
   const redactor = new SecretRedactor();
-  const logger = createLogger({ level: config.logLevel, redactor });
+  const logger = createLogger({ level: logLevel ?? config.logLevel, redactor });
   const api = new ApiClient({
     settings: config.api,
     logger,
     redactor,
     userAgent: `portfolio-mcp/${VERSION}`,
   });
+  return {
+    config,
+    api,
+    logger,
+    sandbox,
+    async close() {
+      await api.close();
+      await sandbox?.close();
+    },
+  };
+}
+
+/**
+ * Wires the server: configuration, logger, API client, then one transport. Returns a function
+ * that stops everything in order.
+ */
+export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
+  const { config, api, logger, sandbox, close: shutdownUpstream } = await prepare(options);
   const directory = new Directory(api);
   const writes = config.writes.readOnly
     ? undefined
@@ -60,10 +90,6 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       exportDir: config.server.exportDir,
       writes,
     });
-  const shutdownUpstream = async () => {
-    await api.close();
-    await sandbox?.close();
-  };
 
   if (options.transport === "stdio") {
     const stop = async () => {

@@ -1,31 +1,10 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import { startApp } from "./app.js";
-import type { VariableName } from "./config.js";
+import { prepare, startApp } from "./app.js";
+import { describeVariables, sandboxRequested, type VariableName } from "./config.js";
+import { exitCode, formatTable, runDoctor } from "./doctor.js";
 import { runSandboxCommand } from "./sandbox/cli.js";
 import { VERSION } from "./version.js";
-
-const USAGE = `Usage:
-  portfolio-mcp [options]                  serve MCP over stdio (how desktop clients launch it)
-  portfolio-mcp serve --http [options]     serve MCP over Streamable HTTP at /mcp
-  portfolio-mcp sandbox [--port 4010]      serve the Partner API sandbox alone
-
-Options:
-  --sandbox                  use the embedded sandbox (demo data, no credentials needed)
-  --http                     with serve: Streamable HTTP instead of stdio
-  --port N                   HTTP port (default 8787)
-  --host ADDRESS             HTTP bind address (default 127.0.0.1)
-  --base-url URL             PORTFOLIO_API_BASE_URL
-  --key-id ID                PORTFOLIO_API_KEY_ID (the secret is read from PORTFOLIO_API_SECRET only)
-  --delegated-user-email E   PORTFOLIO_DELEGATED_USER_EMAIL
-  --delegated-user-id ID     PORTFOLIO_DELEGATED_USER_ID
-  --routes-file PATH         PORTFOLIO_ROUTES_FILE
-  --state-dir PATH           PORTFOLIO_STATE_DIR
-  --export-dir PATH          PORTFOLIO_EXPORT_DIR
-  --log-level LEVEL          PORTFOLIO_LOG_LEVEL (logs go to stderr)
-  --version, --help
-
-Every setting is also read from its environment variable; see the README's configuration table.`;
 
 const FLAG_VARIABLES: Record<string, VariableName> = {
   "base-url": "PORTFOLIO_API_BASE_URL",
@@ -37,6 +16,38 @@ const FLAG_VARIABLES: Record<string, VariableName> = {
   "export-dir": "PORTFOLIO_EXPORT_DIR",
   "log-level": "PORTFOLIO_LOG_LEVEL",
 };
+
+function usage(): string {
+  const variables = describeVariables()
+    .map(({ name, description }) => `  ${name.padEnd(36)} ${description}`)
+    .join("\n");
+  return `portfolio-mcp ${VERSION}: an MCP server for a Partner API portfolio
+
+Usage:
+  portfolio-mcp [options]                 serve MCP over stdio (how desktop clients launch it)
+  portfolio-mcp serve --http [options]    serve MCP over Streamable HTTP at /mcp
+  portfolio-mcp doctor [options]          check the configuration, sign-in, delegated user and what the key may do
+  portfolio-mcp sandbox [--port 4010]     serve the Partner API sandbox alone (sandbox --help)
+
+Options:
+  --sandbox                   use the embedded sandbox: demo data and credentials, nothing to configure
+  --http                      with serve: Streamable HTTP instead of stdio
+  --port N                    HTTP port (default 8787)
+  --host ADDRESS              HTTP bind address (default 127.0.0.1, loopback)
+  --base-url URL              sets PORTFOLIO_API_BASE_URL
+  --key-id ID                 sets PORTFOLIO_API_KEY_ID (the secret comes from PORTFOLIO_API_SECRET only)
+  --delegated-user-email E    sets PORTFOLIO_DELEGATED_USER_EMAIL
+  --delegated-user-id ID      sets PORTFOLIO_DELEGATED_USER_ID
+  --routes-file PATH          sets PORTFOLIO_ROUTES_FILE
+  --state-dir PATH            sets PORTFOLIO_STATE_DIR
+  --export-dir PATH           sets PORTFOLIO_EXPORT_DIR
+  --log-level LEVEL           sets PORTFOLIO_LOG_LEVEL
+  -v, --version               print the version
+  -h, --help                  print this help
+
+Environment variables (flags win over them):
+${variables}`;
+}
 
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === "sandbox") return runSandboxCommand(argv.slice(1));
@@ -57,27 +68,48 @@ async function main(argv: string[]): Promise<void> {
     },
   });
   if (values.version) return void process.stdout.write(`${VERSION}\n`);
-  if (values.help) return void process.stdout.write(`${USAGE}\n`);
+  if (values.help) return void process.stdout.write(`${usage()}\n`);
   const [command, ...extra] = positionals;
-  if ((command !== undefined && command !== "serve") || extra.length > 0) {
-    process.stderr.write(`Unknown command: ${positionals.join(" ")}\n\n${USAGE}\n`);
+  if ((command !== undefined && command !== "serve" && command !== "doctor") || extra.length > 0) {
+    process.stderr.write(`Unknown command: ${positionals.join(" ")}\n\n${usage()}\n`);
     process.exitCode = 2;
     return;
   }
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new Error(`--port must be an integer from 0 to 65535, got ${values.port}`);
+  }
   const flags: Partial<Record<VariableName, string>> = {};
   for (const [flag, variable] of Object.entries(FLAG_VARIABLES)) {
     const value = (values as Record<string, unknown>)[flag];
     if (typeof value === "string") flags[variable] = value;
   }
+  const sandbox = values.sandbox === true || sandboxRequested(process.env);
+  const sources = { env: process.env, flags };
+
+  if (command === "doctor") {
+    const prepared = await prepare(
+      { sandbox, sources },
+      process.env.PORTFOLIO_LOG_LEVEL ?? "error",
+    );
+    try {
+      const rows = await runDoctor(prepared.config, prepared.api);
+      process.stdout.write(
+        `portfolio-mcp doctor${sandbox ? " (embedded sandbox)" : ""}\n\n${formatTable(rows)}\n`,
+      );
+      process.exitCode = exitCode(rows);
+    } finally {
+      await prepared.close();
+    }
+    return;
+  }
+
   const stop = await startApp({
     transport: values.http ? "http" : "stdio",
-    sandbox: values.sandbox === true,
+    sandbox,
     port,
     host: values.host ?? "127.0.0.1",
-    sources: { env: process.env, flags },
+    sources,
   });
   const shutdown = () => void stop().then(() => process.exit(0));
   process.once("SIGINT", shutdown);

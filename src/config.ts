@@ -74,46 +74,95 @@ const integer = (min: number, max: number, fallback: number) =>
  * under the same names. The secret has no flag: command lines are visible to other users.
  */
 const variables = z.object({
-  PORTFOLIO_API_BASE_URL: z.preprocess(
-    (v) => (typeof v === "string" ? v.trim().replace(/\/+$/, "") : v),
-    z
-      .string()
-      .regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?\/v1$/, "must be an http(s) URL ending with /v1"),
-  ),
+  PORTFOLIO_API_BASE_URL: z
+    .preprocess(
+      (v) => (typeof v === "string" ? v.trim().replace(/\/+$/, "") : v),
+      z
+        .string()
+        .regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?\/v1$/, "must be an http(s) URL ending with /v1"),
+    )
+    .describe("Partner API base address, ending with /v1."),
   PORTFOLIO_API_KEY_ID: z
     .string()
-    .regex(/^[a-z0-9]{4,24}$/, "must be 4 to 24 lowercase letters or digits"),
-  PORTFOLIO_API_SECRET: z.string().min(1, "must not be empty"),
+    .regex(/^[a-z0-9]{4,24}$/, "must be 4 to 24 lowercase letters or digits")
+    .describe("Public API key id (4-24 of a-z0-9)."),
+  PORTFOLIO_API_SECRET: z
+    .string()
+    .min(1, "must not be empty")
+    .describe("API secret; signs the token exchange only, never logged. Environment only."),
   PORTFOLIO_DELEGATED_USER_EMAIL: optional(
     z.string().regex(/^[^\s@]+@[^\s@]+$/, "must be an e-mail address"),
-  ),
+  ).describe("User the server acts for on /users/me routes (or the next variable; not both)."),
   PORTFOLIO_DELEGATED_USER_ID: optional(
     z.string().regex(/^[!-~]{1,255}$/, "must be 1 to 255 printable characters"),
-  ),
+  ).describe("Same, by user id."),
   PORTFOLIO_TOKEN_PREFIX: optional(
     z.string().regex(/^[!-~]{1,128}$/, "must be one line of printable characters"),
-  ),
+  ).describe("First line of the signed message (default SERVICE-EXTERNAL-API-TOKEN-V1)."),
   PORTFOLIO_DELEGATION_HEADER_PREFIX: optional(
     z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "must be a header name prefix (letters, digits, -)"),
+  ).describe("Delegation header prefix (default X-Service-Delegated-User)."),
+  PORTFOLIO_ROUTES_FILE: optional(z.string()).describe(
+    "JSON file moving operations to other methods and paths.",
   ),
-  PORTFOLIO_ROUTES_FILE: optional(z.string()),
-  PORTFOLIO_STATE_DIR: optional(z.string()),
-  PORTFOLIO_LOG_LEVEL: optional(z.enum(LOG_LEVELS)),
-  PORTFOLIO_HTTP_TIMEOUT_SECONDS: integer(1, 600, 30),
+  PORTFOLIO_STATE_DIR: optional(z.string()).describe(
+    "Durable state (the write journal); default: the per-user data directory.",
+  ),
+  PORTFOLIO_LOG_LEVEL: optional(z.enum(LOG_LEVELS)).describe(
+    "fatal, error, warn, info (default), debug, trace or silent; logs go to stderr.",
+  ),
+  PORTFOLIO_HTTP_TIMEOUT_SECONDS: integer(1, 600, 30).describe(
+    "Upstream response timeout, 1-600 (default 30).",
+  ),
   PORTFOLIO_MCP_TOKEN: optional(
     z.string().regex(/^[!-~]{16,512}$/, "must be 16 to 512 printable characters"),
+  ).describe("Bearer HTTP clients must send (default: generated and printed at startup)."),
+  PORTFOLIO_MCP_ALLOWED_ORIGINS: optional(z.string()).describe(
+    "Comma-separated browser origins allowed besides loopback (HTTP).",
   ),
-  PORTFOLIO_MCP_ALLOWED_ORIGINS: optional(z.string()),
-  PORTFOLIO_MCP_ALLOWED_HOSTS: optional(z.string()),
-  PORTFOLIO_EXPORT_DIR: optional(z.string()),
-  PORTFOLIO_CONFIRM: optional(z.enum(["auto", "elicitation", "two-step"])),
-  PORTFOLIO_READ_ONLY: optional(z.enum(["true", "false", "1", "0"])),
-  PORTFOLIO_CONFIRMATION_TTL_SECONDS: integer(30, 86_400, 900),
-  PORTFOLIO_MAX_RETRIES: integer(0, 10, 3),
-  PORTFOLIO_MAX_RETRY_WAIT_SECONDS: integer(0, 3600, 30),
+  PORTFOLIO_MCP_ALLOWED_HOSTS: optional(z.string()).describe(
+    "Comma-separated host:port values allowed in Host besides the bound address (HTTP).",
+  ),
+  PORTFOLIO_EXPORT_DIR: optional(z.string()).describe(
+    "Where export_inrev_report also saves the workbook.",
+  ),
+  PORTFOLIO_CONFIRM: optional(z.enum(["auto", "elicitation", "two-step"])).describe(
+    "auto (default), elicitation or two-step: how a human confirms writes.",
+  ),
+  PORTFOLIO_READ_ONLY: optional(z.enum(["true", "false", "1", "0"])).describe(
+    "true registers no write tool (default false).",
+  ),
+  PORTFOLIO_CONFIRMATION_TTL_SECONDS: integer(30, 86_400, 900).describe(
+    "How long a drafted write can be confirmed, 30-86400 (default 900).",
+  ),
+  PORTFOLIO_SANDBOX: optional(z.enum(["true", "false", "1", "0"])).describe(
+    "true is --sandbox: the embedded sandbox, its demo data and demo credentials.",
+  ),
+  PORTFOLIO_MAX_RETRIES: integer(0, 10, 3).describe(
+    "Retries of one upstream call, 0-10 (default 3).",
+  ),
+  PORTFOLIO_MAX_RETRY_WAIT_SECONDS: integer(0, 3600, 30).describe(
+    "Longest rate-limit cooldown a call waits out, 0-3600 (default 30).",
+  ),
 });
 
 export type VariableName = keyof z.input<typeof variables>;
+
+/** Every variable with what it means, for `--help` and the README's table. */
+export function describeVariables(): Array<{ name: VariableName; description: string }> {
+  return Object.entries(variables.shape).map(([name, schema]) => ({
+    name: name as VariableName,
+    description: schema.description ?? "",
+  }));
+}
+
+/** PORTFOLIO_SANDBOX=true is --sandbox: what an installer (the MCP bundle) can set. */
+export function sandboxRequested(env: NodeJS.ProcessEnv): boolean {
+  const value = env.PORTFOLIO_SANDBOX?.trim() ?? "";
+  if (["", "false", "0"].includes(value)) return false;
+  if (["true", "1"].includes(value)) return true;
+  throw new ConfigError("PORTFOLIO_SANDBOX: must be true or false");
+}
 
 /** A startup error: one line naming the variable and the rule. */
 export class ConfigError extends Error {

@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+// Builds the MCP Bundle (.mcpb) for Claude Desktop, validates it with the official CLI, packs
+// it, then unpacks the result and checks it: the server starts, lists the manifest's tools,
+// exports a workbook. Prints the bundle's size and its spawn-to-initialize time.
+//
+// The bundle holds one esbuild build of dist/ (code split, so the XLSX library loads only on
+// export) instead of dist/ plus node_modules: 2.5 MB instead of 87 MB, and a faster start.
+import { execFileSync, spawn } from "node:child_process";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { build } from "esbuild";
+
+const MCPB = "@anthropic-ai/mcpb@2.1.2";
+const root = new URL("..", import.meta.url).pathname;
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const manifest = JSON.parse(readFileSync(join(root, "manifest.json"), "utf8"));
+if (manifest.version !== pkg.version)
+  throw new Error(`manifest.json version ${manifest.version} != package.json ${pkg.version}`);
+
+const stage = join(root, "build", "mcpb");
+const output = join(root, "build", `portfolio-mcp-${pkg.version}.mcpb`);
+rmSync(stage, { recursive: true, force: true });
+mkdirSync(stage, { recursive: true });
+
+execFileSync("npm", ["run", "build"], { cwd: root, stdio: "inherit" });
+await build({
+  entryPoints: [join(root, "dist", "cli.js")],
+  outdir: join(stage, "dist"),
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20.19",
+  minify: true,
+  legalComments: "linked",
+  // CommonJS dependencies (exceljs) call require(); give them one in the ESM output.
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
+  logLevel: "warning",
+});
+writeFileSync(
+  join(stage, "package.json"),
+  `${JSON.stringify({ name: pkg.name, version: pkg.version, type: "module", private: true, engines: pkg.engines }, null, 2)}\n`,
+);
+cpSync(join(root, "manifest.json"), join(stage, "manifest.json"));
+cpSync(join(root, "README.md"), join(stage, "README.md"));
+
+const mcpb = (...args) =>
+  execFileSync("npx", ["-y", MCPB, ...args], { cwd: root, stdio: "inherit" });
+mcpb("validate", join(stage, "manifest.json"));
+rmSync(output, { force: true });
+mcpb("pack", stage, output);
+
+// Check the artifact itself, not the staging directory.
+const unpacked = mkdtempSync(join(tmpdir(), "mcpb-"));
+mcpb("unpack", output, unpacked);
+const cli = join(unpacked, "dist", "cli.js");
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
+);
+
+function session(calls) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, [cli], {
+      env: { ...env, PORTFOLIO_SANDBOX: "true", PORTFOLIO_LOG_LEVEL: "error" },
+    });
+    const replies = new Map();
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const send = (m) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      const message = JSON.parse(line);
+      replies.set(message.id, message);
+      if (message.id === 1) {
+        replies.set("initializeMs", Number(process.hrtime.bigint() - started) / 1e6);
+        send({ jsonrpc: "2.0", method: "notifications/initialized" });
+        for (const [i, call] of calls.entries()) send({ jsonrpc: "2.0", id: i + 2, ...call });
+      }
+      if (replies.size === calls.length + 2) child.kill();
+    });
+    child.on("exit", () =>
+      replies.has(1) ? resolve(replies) : reject(new Error(`the bundle did not start: ${stderr}`)),
+    );
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "pack", version: "1" },
+      },
+    });
+  });
+}
+
+const replies = await session([
+  { method: "tools/list" },
+  { method: "tools/call", params: { name: "export_inrev_report", arguments: {} } },
+  { method: "prompts/list" },
+]);
+const listed = replies
+  .get(2)
+  .result.tools.map((t) => t.name)
+  .sort();
+const declared = manifest.tools.map((t) => t.name).sort();
+if (JSON.stringify(listed) !== JSON.stringify(declared))
+  throw new Error(`manifest tools differ from the server's: ${listed} vs ${declared}`);
+const exported = replies.get(3).result;
+if (exported.isError || exported.structuredContent.sheets.length !== 3)
+  throw new Error(`export failed from the bundle: ${JSON.stringify(exported).slice(0, 300)}`);
+const prompts = replies
+  .get(4)
+  .result.prompts.map((p) => p.name)
+  .sort();
+if (JSON.stringify(prompts) !== JSON.stringify(manifest.prompts.map((p) => p.name).sort()))
+  throw new Error("manifest prompts differ from the server's");
+
+const times = [];
+for (let i = 0; i < 10; i++) times.push((await session([])).get("initializeMs"));
+times.sort((a, b) => a - b);
+console.log(`\n${output}`);
+console.log(
+  `  bundle: ${(statSync(output).size / 1024).toFixed(0)} KiB packed; ${listed.length} tools and ${prompts.length} prompts, as the manifest declares`,
+);
+console.log(
+  `  spawn to initialize (unpacked bundle, sandbox demo): median ${times[5].toFixed(0)} ms over 10 runs`,
+);
+rmSync(unpacked, { recursive: true, force: true });

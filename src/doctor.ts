@@ -1,0 +1,182 @@
+import type { OperationId } from "./api/catalogue.js";
+import type { ApiClient } from "./api/client.js";
+import { ApiError } from "./api/errors.js";
+import type { Config } from "./config.js";
+import { userMessage } from "./tools/errors.js";
+
+export type CheckStatus = "ok" | "refused" | "failed" | "skipped";
+
+export interface CheckRow {
+  check: string;
+  status: CheckStatus;
+  detail: string;
+}
+
+interface Probe {
+  check: string;
+  operation: OperationId;
+  input: object;
+  delegated?: boolean;
+  /** Writes: a request the API must refuse (unknown id, invalid body), so nothing is written. */
+  write?: { expect: string; unchecked?: boolean };
+}
+
+const NIL_UUID = "00000000-0000-0000-0000-000000000000";
+
+/** One harmless read per family, then one probe per write family that cannot write. */
+const PROBES: Probe[] = [
+  { check: "read portfolio", operation: "portfolio_get", input: {} },
+  { check: "read operations", operation: "operations_list", input: { query: { limit: 1 } } },
+  { check: "read deals", operation: "deals_list", input: { query: { limit: 1 } } },
+  { check: "read SPVs", operation: "spvs_list", input: {} },
+  { check: "read operators", operation: "operators_list", input: { query: { limit: 1 } } },
+  { check: "read taxonomies", operation: "taxonomies_get", input: {} },
+  { check: "read calendar", operation: "calendar_list", input: { query: { limit: 1 } } },
+  { check: "read notifications", operation: "notifications_unread_count", input: {} },
+  { check: "read reporting (INREV)", operation: "reports_inrev", input: {} },
+  {
+    check: "read workflows",
+    operation: "workflow_recommendations_preview",
+    input: { body: { limit: 1 } },
+  },
+  { check: "read my saved views", operation: "saved_views_list", input: {}, delegated: true },
+  { check: "read my dashboards", operation: "custom_dashboards_list", input: {}, delegated: true },
+  {
+    check: "write operation notes",
+    operation: "operation_note_create",
+    input: { path: { operation_id: NIL_UUID }, body: { content: "portfolio-mcp doctor probe" } },
+    write: { expect: "a note on a non-existent operation" },
+  },
+  {
+    check: "write workflows",
+    operation: "workflow_create_from_recommendation",
+    input: { path: { recommendation_id: "portfolio-mcp-doctor-probe" } },
+    write: { expect: "a workflow from a non-existent recommendation" },
+  },
+  {
+    check: "write SIREN resolution",
+    operation: "siren_resolve",
+    input: { path: { siren: "000000001" } },
+    write: { expect: "a SIREN with a wrong checksum (never billed)" },
+  },
+  {
+    check: "write my saved views",
+    operation: "saved_view_update",
+    input: { path: { view_id: NIL_UUID }, body: { name: "portfolio-mcp doctor probe" } },
+    delegated: true,
+    write: { expect: "an update of a non-existent view" },
+  },
+  {
+    check: "write my dashboards",
+    operation: "custom_dashboard_create",
+    input: { body: { name: "" } },
+    delegated: true,
+    write: { expect: "a dashboard without a name", unchecked: true },
+  },
+];
+
+/**
+ * Checks what this configuration can actually do: the settings, the token exchange, the
+ * delegated user, then every family the tools use. Nothing is written: write probes send a
+ * request the API must refuse, and tell "allowed" (404, 409, 422) from "refused" (403).
+ */
+export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRow[]> {
+  const rows: CheckRow[] = [];
+  const user = config.api.delegatedUser;
+  rows.push({
+    check: "configuration",
+    status: "ok",
+    detail: `${config.api.baseUrl}, key ${config.api.keyId}${config.api.routesFile ? `, routes from ${config.api.routesFile}` : ""}`,
+  });
+  try {
+    await api.tokens.get();
+    const offset = Math.round(api.tokens.clockOffsetMs / 1000);
+    rows.push({
+      check: "token exchange",
+      status: "ok",
+      detail: offset === 0 ? "signed in" : `signed in after correcting a clock gap of ${offset} s`,
+    });
+  } catch (error) {
+    rows.push({ check: "token exchange", status: "failed", detail: userMessage(error) });
+    return rows; // nothing else can work without a bearer
+  }
+  if (!user) {
+    rows.push({
+      check: "delegated user",
+      status: "skipped",
+      detail: "none configured: the /users/me tools will refuse",
+    });
+  } else {
+    try {
+      const me = (await api.call("me_get", {})).data as { display_name?: string; id?: string };
+      rows.push({
+        check: "delegated user",
+        status: "ok",
+        detail: `acts for ${me.display_name ?? ""} (${me.id ?? "?"})`.trim(),
+      });
+    } catch (error) {
+      rows.push({ check: "delegated user", status: "refused", detail: userMessage(error) });
+    }
+  }
+  for (const probe of PROBES) {
+    if (probe.delegated && !user) {
+      rows.push({ check: probe.check, status: "skipped", detail: "no delegated user" });
+    } else if (probe.write && config.writes.readOnly) {
+      rows.push({
+        check: probe.check,
+        status: "skipped",
+        detail: "read-only mode (PORTFOLIO_READ_ONLY)",
+      });
+    } else {
+      rows.push(await runProbe(api, probe));
+    }
+  }
+  return rows;
+}
+
+async function runProbe(api: ApiClient, probe: Probe): Promise<CheckRow> {
+  try {
+    await api.call(probe.operation, probe.input as never, { unchecked: probe.write?.unchecked });
+    if (probe.write) {
+      return {
+        check: probe.check,
+        status: "failed",
+        detail: `the API accepted ${probe.write.expect}; check what it wrote`,
+      };
+    }
+    return { check: probe.check, status: "ok", detail: "" };
+  } catch (error) {
+    if (probe.write && error instanceof ApiError && [404, 409, 422].includes(error.status ?? 0)) {
+      return {
+        check: probe.check,
+        status: "ok",
+        detail: `allowed (probe: ${probe.write.expect}, refused with ${error.status}; nothing written)`,
+      };
+    }
+    const refused =
+      error instanceof ApiError && ["forbidden", "bad_request", "not_found"].includes(error.code);
+    return {
+      check: probe.check,
+      status: refused ? "refused" : "failed",
+      detail: userMessage(error),
+    };
+  }
+}
+
+/** The rows as an aligned table, one line each. */
+export function formatTable(rows: CheckRow[]): string {
+  const width = Math.max(...rows.map((r) => r.check.length), "check".length);
+  const line = (a: string, b: string, c: string) =>
+    `${a.padEnd(width)}  ${b.padEnd(8)}  ${c}`.trimEnd();
+  return [
+    line("check", "result", "detail"),
+    line("-".repeat(width), "--------", "------"),
+    ...rows.map((r) => line(r.check, r.status, r.detail)),
+  ].join("\n");
+}
+
+/** 0: everything works; 1: cannot sign in; 2: some families are refused or failed. */
+export function exitCode(rows: CheckRow[]): number {
+  if (rows.some((r) => r.check === "token exchange" && r.status === "failed")) return 1;
+  return rows.some((r) => r.status === "refused" || r.status === "failed") ? 2 : 0;
+}

@@ -1,0 +1,169 @@
+import { execFile, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeVariables } from "../src/config.js";
+import { DEMO_KEYS, type Sandbox, startSandbox } from "../src/sandbox/index.js";
+import { connectInMemory } from "./helpers/mcp.js";
+
+const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
+const manifest = JSON.parse(readFileSync(new URL("../manifest.json", import.meta.url), "utf8"));
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const cleanEnv = () =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
+  ) as Record<string, string>;
+const run = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, [CLI, ...args], {
+    env: { ...cleanEnv(), ...env },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+/** Asynchronous, for runs that talk to this process's sandbox (a blocking spawn would starve it). */
+const runAsync = (args: string[], env: Record<string, string>) =>
+  promisify(execFile)(process.execPath, [CLI, ...args], {
+    env: { ...cleanEnv(), ...env },
+    encoding: "utf8",
+    timeout: 30_000,
+  }).then(
+    ({ stdout, stderr }) => ({ status: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      status: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
+  );
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(() => sandbox.close());
+
+describe("the MCP Bundle manifest", () => {
+  it("lists exactly the tools and prompts the server registers", async () => {
+    const mcp = await connectInMemory(sandbox, { writes: {} });
+    try {
+      const tools = (await mcp.client.listTools()).tools.map((t) => t.name).sort();
+      expect(manifest.tools.map((t: { name: string }) => t.name).sort()).toEqual(tools);
+      const prompts = (await mcp.client.listPrompts()).prompts;
+      expect(manifest.prompts.map((p: { name: string }) => p.name).sort()).toEqual(
+        prompts.map((p) => p.name).sort(),
+      );
+      for (const prompt of prompts) {
+        const declared = manifest.prompts.find((p: { name: string }) => p.name === prompt.name);
+        expect(declared.arguments).toEqual(prompt.arguments?.map((a) => a.name));
+      }
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it("matches the package: version, engines, and the variables the server reads", () => {
+    expect(manifest.manifest_version).toBe("0.3");
+    expect(manifest.version).toBe(pkg.version);
+    expect(manifest.compatibility.runtimes.node).toBe(pkg.engines.node);
+    const known = new Set(describeVariables().map((v) => v.name));
+    for (const [variable, value] of Object.entries(
+      manifest.server.mcp_config.env as Record<string, string>,
+    )) {
+      expect(known.has(variable as never), variable).toBe(true);
+      const key = /^\$\{user_config\.([a-z_]+)\}$/.exec(value)?.[1];
+      expect(key && manifest.user_config[key], `${variable} maps to ${value}`).toBeTruthy();
+    }
+    expect(manifest.user_config.api_secret.sensitive).toBe(true);
+    expect(Object.keys(manifest.user_config).sort()).toEqual(
+      [
+        "api_base_url",
+        "api_key_id",
+        "api_secret",
+        "confirm_mode",
+        "delegated_user_email",
+        "read_only",
+        "sandbox_demo",
+      ].sort(),
+    );
+  });
+});
+
+describe("help and version", () => {
+  it("prints the version", () => {
+    expect(run(["--version"]).stdout).toBe(`${pkg.version}\n`);
+  });
+
+  it("lists every flag and every variable, and the README's table documents every variable", () => {
+    const help = run(["--help"]).stdout;
+    for (const flag of [
+      "--sandbox",
+      "--http",
+      "--port",
+      "--host",
+      "--base-url",
+      "--key-id",
+      "--delegated-user-email",
+      "--delegated-user-id",
+      "--routes-file",
+      "--state-dir",
+      "--export-dir",
+      "--log-level",
+      "doctor",
+    ]) {
+      expect(help, flag).toContain(flag);
+    }
+    for (const { name } of describeVariables()) {
+      expect(help, name).toContain(name);
+      expect(readme, `README configuration table: ${name}`).toContain(`| \`${name}\``);
+    }
+  });
+});
+
+describe("portfolio-mcp doctor", () => {
+  it("with --sandbox, reports every family working", () => {
+    const result = run(["doctor", "--sandbox"]);
+    expect(result.status, result.stderr).toBe(0);
+    const lines = result.stdout.split("\n").filter((l) => /^(read|write) /.test(l));
+    expect(lines.length).toBe(17);
+    for (const line of lines) expect(line).toMatch(/\s{2}ok(\s|$)/);
+    expect(result.stdout).toMatch(/token exchange\s+ok/);
+    expect(result.stdout).toMatch(/delegated user\s+ok\s+acts for Camille Martin/);
+    expect(result.stdout).toContain("nothing written");
+  });
+
+  it("with PORTFOLIO_SANDBOX=true, does the same", () => {
+    expect(run(["doctor"], { PORTFOLIO_SANDBOX: "true" }).status).toBe(0);
+    const wrong = run(["doctor"], { PORTFOLIO_SANDBOX: "yes" });
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toBe("portfolio-mcp: PORTFOLIO_SANDBOX: must be true or false\n");
+  });
+
+  it("with a read-only key, shows the write families refused with the reason, and writes nothing", async () => {
+    const before = sandbox.control.state.data.notes.length;
+    const result = await runAsync(["doctor"], {
+      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+      PORTFOLIO_API_KEY_ID: DEMO_KEYS.readOnly.keyId,
+      PORTFOLIO_API_SECRET: DEMO_KEYS.readOnly.secret,
+      PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
+    });
+    expect(result.status).toBe(2);
+    expect(result.stdout).toMatch(/read operations\s+ok/);
+    expect(result.stdout).toMatch(
+      /write operation notes\s+refused\s+Refused operation_note_create: this API key lacks the scope operations:write/,
+    );
+    expect(result.stdout).toMatch(/write my dashboards\s+refused\s+.*lacks the scope users:write/);
+    expect(result.stdout).toMatch(/write SIREN resolution\s+refused\s+.*operateurs:write/);
+    expect(sandbox.control.state.data.notes.length).toBe(before);
+    expect(result.stdout).not.toContain(DEMO_KEYS.readOnly.secret);
+  });
+
+  it("with a wrong secret, stops at the token exchange", async () => {
+    const result = await runAsync(["doctor"], {
+      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+      PORTFOLIO_API_KEY_ID: DEMO_KEYS.full.keyId,
+      PORTFOLIO_API_SECRET: "not-the-secret",
+    });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/token exchange\s+failed\s+The server could not authenticate/);
+    expect(result.stdout).not.toMatch(/read portfolio/);
+  });
+});
