@@ -18,7 +18,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { build } from "esbuild";
+import { bundle } from "./bundle.mjs";
 
 const MCPB = "@anthropic-ai/mcpb@2.1.2";
 const root = new URL("..", import.meta.url).pathname;
@@ -33,26 +33,7 @@ rmSync(stage, { recursive: true, force: true });
 mkdirSync(stage, { recursive: true });
 
 execFileSync("npm", ["run", "build"], { cwd: root, stdio: "inherit" });
-await build({
-  entryPoints: [join(root, "dist", "cli.js")],
-  outdir: join(stage, "dist"),
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "node20.19",
-  minify: true,
-  legalComments: "linked",
-  // CommonJS dependencies (exceljs) call require(); give them one in the ESM output.
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
-  logLevel: "warning",
-});
-writeFileSync(
-  join(stage, "package.json"),
-  `${JSON.stringify({ name: pkg.name, version: pkg.version, type: "module", private: true, engines: pkg.engines }, null, 2)}\n`,
-);
+await bundle(root, stage);
 cpSync(join(root, "manifest.json"), join(stage, "manifest.json"));
 cpSync(join(root, "README.md"), join(stage, "README.md"));
 

@@ -8,8 +8,6 @@ import { createLogger, SecretRedactor } from "./log.js";
 import { Directory } from "./resources/directory.js";
 import type { Sandbox } from "./sandbox/index.js";
 import { createMcpServer } from "./server.js";
-import { serveHttp } from "./transport/http.js";
-import { serveStdio } from "./transport/stdio.js";
 import { VERSION } from "./version.js";
 import { WriteGate } from "./writes/gate.js";
 import { FileJournal } from "./writes/journal.js";
@@ -96,10 +94,12 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       await shutdownUpstream();
       process.exit(0);
     };
+    const { serveStdio } = await import("./transport/stdio.js");
     await serveStdio(sessionFor(`stdio-${randomUUID()}`), logger, stop);
     return stop;
   }
 
+  const { serveHttp } = await import("./transport/http.js");
   const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
   const http = await serveHttp({
     host: options.host,

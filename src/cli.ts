@@ -2,8 +2,6 @@
 import { parseArgs } from "node:util";
 import { prepare, startApp } from "./app.js";
 import { describeVariables, sandboxRequested, type VariableName } from "./config.js";
-import { exitCode, formatTable, runDoctor } from "./doctor.js";
-import { runSandboxCommand } from "./sandbox/cli.js";
 import { VERSION } from "./version.js";
 
 const FLAG_VARIABLES: Record<string, VariableName> = {
@@ -50,7 +48,10 @@ ${variables}`;
 }
 
 async function main(argv: string[]): Promise<void> {
-  if (argv[0] === "sandbox") return runSandboxCommand(argv.slice(1));
+  // Each command loads only its own modules: the stdio server starts on the critical path of
+  // every client launch, and should not pay for the simulator or the HTTP stack.
+  if (argv[0] === "sandbox")
+    return (await import("./sandbox/cli.js")).runSandboxCommand(argv.slice(1));
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -88,6 +89,7 @@ async function main(argv: string[]): Promise<void> {
   const sources = { env: process.env, flags };
 
   if (command === "doctor") {
+    const { exitCode, formatTable, runDoctor } = await import("./doctor.js");
     const prepared = await prepare(
       { sandbox, sources },
       process.env.PORTFOLIO_LOG_LEVEL ?? "error",

@@ -2,6 +2,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ApiClient } from "./api/client.js";
 import { installCompletions } from "./completions.js";
 import type { ConfirmMode } from "./config.js";
+import { formValidator } from "./form-validator.js";
 import type { Logger } from "./log.js";
 import { installPrompts } from "./prompts.js";
 import type { Directory } from "./resources/directory.js";
@@ -41,7 +42,11 @@ type RequestExtra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 export function createMcpServer(deps: ServerDeps): Server {
   const server = new Server(
     { name: "portfolio-mcp", title: "Portfolio (Partner API)", version: VERSION },
-    { capabilities: { logging: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { logging: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: formValidator,
+    },
   );
   const contextFor = (extra: RequestExtra): ToolContext => ({
     api: deps.api,

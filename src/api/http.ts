@@ -1,4 +1,4 @@
-import { Agent, request } from "undici";
+import type { Agent } from "undici";
 
 export interface HttpRequest {
   method: string;
@@ -65,20 +65,30 @@ export interface Transport {
   close(): Promise<void>;
 }
 
-/** undici with keep-alive and the three timeouts: connect, response headers, response body. */
+/**
+ * undici with keep-alive and the three timeouts: connect, response headers, response body.
+ * undici is loaded on the first request, not at startup: importing it is the largest single
+ * cost of a cold start, and a client launching the server waits for `initialize`, not for it.
+ */
 export function createTransport(options: {
   timeoutMs: number;
   connectTimeoutMs?: number;
 }): Transport {
-  const agent = new Agent({
-    connect: { timeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000) },
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-    keepAliveTimeout: 4_000,
-    keepAliveMaxTimeout: 30_000,
-  });
+  let loaded: Promise<{ agent: Agent; request: typeof import("undici").request }> | null = null;
+  const load = () =>
+    (loaded ??= import("undici").then(({ Agent, request }) => ({
+      agent: new Agent({
+        connect: { timeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000) },
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        keepAliveTimeout: 4_000,
+        keepAliveMaxTimeout: 30_000,
+      }),
+      request,
+    })));
   return {
     async send(req) {
+      const { agent, request } = await load();
       try {
         const res = await request(req.url, {
           method: req.method as "GET",
@@ -98,6 +108,8 @@ export function createTransport(options: {
         throw classifyNetworkError(error, req.signal);
       }
     },
-    close: () => agent.close(),
+    close: async () => {
+      if (loaded) await (await loaded).agent.close();
+    },
   };
 }

@@ -15,6 +15,8 @@ export interface SandboxKey {
   capabilities: string[];
   /** User ids this key may act for; empty means nobody (the allowlist must be filled). */
   delegatedUsers: string[];
+  /** Bearer lifetime for this key, when it differs from the sandbox's. */
+  tokenTtlSeconds?: number;
 }
 
 export const FAMILIES = [

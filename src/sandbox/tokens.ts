@@ -82,13 +82,14 @@ export class TokenService {
     this.usedNonces.set(nonceId, rememberUntil);
 
     const accessToken = `sbx_${randomBytes(24).toString("base64url")}`;
-    const expiresAtMs = now + this.settings.tokenTtlSeconds * 1000;
+    const ttlSeconds = key.tokenTtlSeconds ?? this.settings.tokenTtlSeconds;
+    const expiresAtMs = now + ttlSeconds * 1000;
     this.bearers.set(accessToken, { keyId: key.keyId, expiresAtMs });
     this.exchanges++;
     return {
       access_token: accessToken,
       token_type: "Bearer",
-      expires_in: this.settings.tokenTtlSeconds,
+      expires_in: ttlSeconds,
       expires_at: formatExpiry(expiresAtMs, this.settings.expiresAtFormat),
       environment: this.settings.environment,
     };

@@ -1,14 +1,14 @@
 import type { z } from "zod";
 import type { OperationId, OperationInput } from "../api/catalogue.js";
 import { asListPage } from "../api/response.js";
-import { fitToBudget, type ListOutput, listOutput } from "./budget.js";
+import { type Fitted, fitToBudget, type ListOutput, listOutput } from "./budget.js";
 import type { ToolContext } from "./types.js";
 
 /** Bounds of an `all_pages` walk: enough for a whole portfolio, never unbounded. */
 export const WALK_MAX_PAGES = 25;
 export const WALK_MAX_ITEMS = 2_000;
 
-interface ListCall<T> {
+interface ListCall<T extends object> {
   operation: OperationId;
   query: Record<string, unknown>;
   path?: Record<string, unknown>;
@@ -19,7 +19,10 @@ interface ListCall<T> {
 }
 
 /** One page, projected and fitted to the budget. */
-export async function listPage<T>(call: ListCall<T>, ctx: ToolContext): Promise<ListOutput<T>> {
+export async function listPage<T extends object>(
+  call: ListCall<T>,
+  ctx: ToolContext,
+): Promise<Fitted<T>> {
   const page = asListPage(await fetchPage(call, call.query, ctx));
   const offset = typeof call.query.offset === "number" ? call.query.offset : 0;
   return fitToBudget(listOutput(page.items.map(call.present), page.total, offset), call.narrowHint);
@@ -29,7 +32,10 @@ export async function listPage<T>(call: ListCall<T>, ctx: ToolContext): Promise<
  * Every page, deduplicated by id: a walk is not a snapshot, records can move between pages
  * (spec part 4). Reports progress per page when the client asked for it.
  */
-export async function walkPages<T>(call: ListCall<T>, ctx: ToolContext): Promise<ListOutput<T>> {
+export async function walkPages<T extends object>(
+  call: ListCall<T>,
+  ctx: ToolContext,
+): Promise<Fitted<T>> {
   const limit = typeof call.query.limit === "number" ? call.query.limit : call.maxLimit;
   const start = typeof call.query.offset === "number" ? call.query.offset : 0;
   const seen = new Map<string, T>();
@@ -60,7 +66,7 @@ export async function walkPages<T>(call: ListCall<T>, ctx: ToolContext): Promise
   return fitToBudget(out, call.narrowHint);
 }
 
-function fetchPage<T>(
+function fetchPage<T extends object>(
   call: ListCall<T>,
   query: Record<string, unknown>,
   ctx: ToolContext,

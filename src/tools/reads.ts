@@ -122,7 +122,8 @@ function listTool<T extends { id: string }>(options: {
         narrowHint: options.narrowHint,
         maxLimit: 200,
       };
-      return { structured: all_pages ? await walkPages(call, ctx) : await listPage(call, ctx) };
+      const { list, text } = all_pages ? await walkPages(call, ctx) : await listPage(call, ctx);
+      return { structured: list, text };
     },
   });
 }
@@ -333,9 +334,11 @@ export const READ_TOOLS: readonly ToolDefinition[] = [
           .data,
       );
       const items = page.items.map((raw) => withoutShareTokens(record(raw)));
-      return {
-        structured: fitToBudget(listOutput(items, page.total, 0), "filter by operation_ids"),
-      };
+      const { list, text } = fitToBudget(
+        listOutput(items, page.total, 0),
+        "filter by operation_ids",
+      );
+      return { structured: list, text };
     },
   }),
   detailTool({

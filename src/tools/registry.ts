@@ -125,7 +125,7 @@ export function installTools(
       }
       try {
         const output = await tool.run(parsed.data, contextFor(extra));
-        const text = JSON.stringify(output.structured);
+        const text = output.text ?? JSON.stringify(output.structured);
         return {
           content: [
             ...((output.blocks ?? []) as CallToolResult["content"]),

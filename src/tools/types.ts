@@ -45,6 +45,8 @@ export interface ToolContext {
 /** What a tool hands back: structured content (checked by its outputSchema) and extra blocks. */
 export interface ToolOutput<T> {
   structured: T;
+  /** The structured content as JSON, when the tool already made it; otherwise made here. */
+  text?: string;
   /** Blocks shown before the text rendering, such as an embedded workbook. */
   blocks?: Array<Record<string, unknown>>;
 }

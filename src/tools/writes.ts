@@ -15,24 +15,22 @@ import {
 
 const q = CATALOGUE;
 
-const previewSchema = z.object({
-  action: z.string(),
-  target: z.string(),
-  acting_for: z.string().nullable(),
-  fields: z.record(z.string(), z.unknown()),
-  billable: z.boolean(),
-});
-
+/**
+ * What every write call answers. Kept loose in the listing (28 tools share the context
+ * budget): the status values and fields are told by the descriptions and the message.
+ */
 const outcomeSchema = z.object({
-  status: z.enum(["awaiting_confirmation", "succeeded", "uncertain", "cancelled"]),
+  status: z.string().describe("awaiting_confirmation, succeeded, uncertain or cancelled"),
   confirmation_id: z.string(),
-  preview: previewSchema,
+  preview: z.record(z.string(), z.unknown()),
   expires_at: z.string().optional(),
-  result: z.record(z.string(), z.unknown()).optional().describe("What the API created or changed."),
+  result: z.record(z.string(), z.unknown()).optional(),
   message: z.string(),
 });
 
-type Outcome = z.output<typeof outcomeSchema>;
+type Outcome = z.output<typeof outcomeSchema> & {
+  status: "awaiting_confirmation" | "succeeded" | "uncertain" | "cancelled";
+};
 
 const confirmationId = z
   .string()
@@ -51,7 +49,7 @@ const TWO_STEP_NOTE =
 
 /** What a write call answers, from the state its intent is in. */
 export function outcomeOf(intent: Intent): Outcome {
-  const base = { confirmation_id: intent.id, preview: intent.preview };
+  const base = { confirmation_id: intent.id, preview: { ...intent.preview } };
   switch (intent.state) {
     case "pending":
       return {
