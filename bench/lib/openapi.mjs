@@ -75,7 +75,7 @@ export function sandboxOpenApi(baseUrl, tools = []) {
         content: { "application/json": { schema: schemaOf(route.body, "input") } },
       };
     }
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
   }
   return {
     openapi: "3.1.0",

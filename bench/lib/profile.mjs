@@ -11,9 +11,9 @@ export function topFrames(dir, count = 15) {
   const profile = JSON.parse(readFileSync(join(dir, file), "utf8"));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfMs = new Map();
-  profile.samples.forEach((id, i) =>
-    selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000),
-  );
+  for (const [i, id] of profile.samples.entries()) {
+    selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  }
   const frames = new Map();
   let total = 0;
   for (const [id, ms] of selfMs) {
