@@ -151,9 +151,10 @@ export const CATALOGUE = {
     scope: "taxonomies:read",
     kind: "read",
     params: z.strictObject({
+      // Keys are snake_case in every example the spec gives (crd_total, service_dette).
       field_key: z
         .string()
-        .regex(/^[A-Za-z0-9_-]{1,100}$/, "must be a field key (letters, digits, _ and -)"),
+        .regex(/^[a-z][a-z0-9_]{0,63}$/, "must be a snake_case field key (a-z, 0-9, _; 1-64)"),
     }),
   }),
   siren_get: op({

@@ -224,7 +224,10 @@ export class WriteGate {
       };
     } catch (error) {
       const e = error instanceof ApiError ? error : null;
-      const uncertain = !e || UNCERTAIN_CODES.has(e.code) || e.status === 408;
+      // A 401 here means the bearer was refused even after one renewal (it expired again on the
+      // way): the API refused before doing anything, and the next confirmation may well pass.
+      const bearerRefused = e?.status === 401 && e.operationId === intent.operation;
+      const uncertain = !e || UNCERTAIN_CODES.has(e.code) || e.status === 408 || bearerRefused;
       current = {
         ...current,
         state: uncertain ? "uncertain" : "failed",

@@ -151,6 +151,23 @@ describe("two-step confirmation (a client without elicitation)", () => {
     expect(new Set(keys).size).toBe(1);
   });
 
+  it("keeps a write whose bearer was refused even after a renewal, and finishes it next time", async () => {
+    const s = await open();
+    const draft = await call(s, "create_custom_dashboard", { name: "Après deux 401" });
+    sandbox.control.failNext(2, 401, { match: { routeId: "custom_dashboard_create" } });
+    const first = await call(s, "confirm_write", {
+      confirmation_id: draft.structuredContent.confirmation_id,
+    });
+    expect(first.structuredContent.status).toBe("uncertain");
+    const second = await call(s, "confirm_write", {
+      confirmation_id: draft.structuredContent.confirmation_id,
+    });
+    expect(second.structuredContent.status).toBe("succeeded");
+    expect(
+      sandbox.control.state.data.dashboards.filter((d) => d.name === "Après deux 401"),
+    ).toHaveLength(1);
+  });
+
   it("records a definitive refusal as failed, with the API's reason, and never resends it", async () => {
     const s = await open();
     const draft = await call(s, "create_saved_view", {
