@@ -20,12 +20,11 @@ export function topFrames(dir, count = 15) {
     const { functionName, url, lineNumber } = byId.get(id).callFrame;
     if (functionName === "(idle)") continue;
     total += ms;
-    const where = url
-      ? `${url
-          .replace(/^file:\/\//, "")
-          .replace(/.*\/node_modules\//, "node_modules/")
-          .replace(/.*\/dist\//, "dist/")}:${lineNumber + 1}`
-      : "";
+    const path = url.replace(/^file:\/\//, "");
+    const short = path.includes("/node_modules/")
+      ? path.replace(/.*\/node_modules\//, "node_modules/")
+      : path.replace(/.*\/dist\//, "dist/");
+    const where = url ? `${short}:${lineNumber + 1}` : "";
     const key = `${functionName || "(anonymous)"} ${where}`;
     frames.set(key, (frames.get(key) ?? 0) + ms);
   }
