@@ -75,17 +75,30 @@ export function createTransport(options: {
   connectTimeoutMs?: number;
 }): Transport {
   let loaded: Promise<{ agent: Agent; request: typeof import("undici").request }> | null = null;
-  const load = () =>
-    (loaded ??= import("undici").then(({ Agent, request }) => ({
-      agent: new Agent({
-        connect: { timeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000) },
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-        keepAliveTimeout: 4_000,
-        keepAliveMaxTimeout: 30_000,
-      }),
-      request,
-    })));
+  const load = () => {
+    loaded ??= import("undici")
+      .then((module) => {
+        // Bundlers may hand a CommonJS package back as its default export only.
+        const { Agent, request } = (
+          "Agent" in module ? module : (module as { default: typeof module }).default
+        ) as typeof module;
+        return {
+          agent: new Agent({
+            connect: { timeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000) },
+            headersTimeout: options.timeoutMs,
+            bodyTimeout: options.timeoutMs,
+            keepAliveTimeout: 4_000,
+            keepAliveMaxTimeout: 30_000,
+          }),
+          request,
+        };
+      })
+      .catch((error: unknown) => {
+        loaded = null; // a failed load is tried again on the next request, never cached
+        throw error;
+      });
+    return loaded;
+  };
   return {
     async send(req) {
       const { agent, request } = await load();
@@ -109,7 +122,8 @@ export function createTransport(options: {
       }
     },
     close: async () => {
-      if (loaded) await (await loaded).agent.close();
+      const current = await loaded?.catch(() => null);
+      await current?.agent.close();
     },
   };
 }
