@@ -30,6 +30,14 @@ export interface ServerSettings {
   allowedHosts: string[];
   /** Where exported files are also saved; none by default. */
   exportDir: string | null;
+  /** JSON file of client tokens (SHA-256) and the user each acts for; HTTP mode. */
+  clientsFile: string | null;
+  maxSessions: number;
+  sessionIdleSeconds: number;
+  /** Requests per minute per client token (HTTP mode). */
+  rateLimitPerMinute: number;
+  maxBodyBytes: number;
+  shutdownGraceSeconds: number;
 }
 
 /** How a human confirms a write: inside the call (form elicitation), or with confirm_write. */
@@ -122,6 +130,22 @@ const variables = z.object({
   ),
   PORTFOLIO_MCP_ALLOWED_HOSTS: optional(z.string()).describe(
     "Comma-separated host:port values allowed in Host besides the bound address (HTTP).",
+  ),
+  PORTFOLIO_MCP_CLIENTS_FILE: optional(z.string()).describe(
+    "JSON file of client token hashes, each with its delegated user (HTTP; replaces PORTFOLIO_MCP_TOKEN).",
+  ),
+  PORTFOLIO_MCP_MAX_SESSIONS: integer(1, 100_000, 200).describe("Concurrent HTTP sessions at most (default 200)."),
+  PORTFOLIO_MCP_SESSION_IDLE_SECONDS: integer(10, 86_400, 1800).describe(
+    "An HTTP session idle this long is closed (default 1800).",
+  ),
+  PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 600).describe(
+    "Requests per minute per client token over HTTP (default 600).",
+  ),
+  PORTFOLIO_MCP_MAX_BODY_BYTES: integer(1024, 104_857_600, 1_048_576).describe(
+    "Largest HTTP request body (default 1048576).",
+  ),
+  PORTFOLIO_SHUTDOWN_GRACE_SECONDS: integer(0, 300, 10).describe(
+    "How long in-flight calls may finish on SIGTERM/SIGINT (default 10).",
   ),
   PORTFOLIO_EXPORT_DIR: optional(z.string()).describe(
     "Where export_inrev_report also saves the workbook.",
@@ -222,6 +246,12 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       allowedOrigins: list(v.PORTFOLIO_MCP_ALLOWED_ORIGINS),
       allowedHosts: list(v.PORTFOLIO_MCP_ALLOWED_HOSTS),
       exportDir: v.PORTFOLIO_EXPORT_DIR ?? null,
+      clientsFile: v.PORTFOLIO_MCP_CLIENTS_FILE ?? null,
+      maxSessions: v.PORTFOLIO_MCP_MAX_SESSIONS,
+      sessionIdleSeconds: v.PORTFOLIO_MCP_SESSION_IDLE_SECONDS,
+      rateLimitPerMinute: v.PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE,
+      maxBodyBytes: v.PORTFOLIO_MCP_MAX_BODY_BYTES,
+      shutdownGraceSeconds: v.PORTFOLIO_SHUTDOWN_GRACE_SECONDS,
     },
     writes: {
       readOnly: v.PORTFOLIO_READ_ONLY === "true" || v.PORTFOLIO_READ_ONLY === "1",
