@@ -1,0 +1,94 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import type { DelegatedUser } from "../config.js";
+import { ConfigError } from "../config.js";
+
+/** Who is calling over HTTP, fixed when their session starts. */
+export interface Principal {
+  /** The client's name in the clients file ("default" for the single token). */
+  id: string;
+  delegatedUser: DelegatedUser | null;
+  readOnly: boolean;
+  /** Tools this client may see and call; null for all. */
+  tools: ReadonlySet<string> | null;
+}
+
+const clientsFile = z.strictObject({
+  clients: z
+    .array(
+      z.strictObject({
+        name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 of letters, digits, _ . -"),
+        token_sha256: z.string().regex(/^[0-9a-f]{64}$/, "must be the SHA-256 of the token, 64 lowercase hex"),
+        delegated_user: z.union([z.strictObject({ email: z.string().min(3) }), z.strictObject({ id: z.string().min(1) })]),
+        read_only: z.boolean().optional(),
+        tools: z.array(z.string()).optional(),
+      }),
+    )
+    .min(1),
+});
+
+export const sha256Hex = (token: string) => createHash("sha256").update(token).digest("hex");
+
+/**
+ * The bearer tokens HTTP clients present, stored as SHA-256 only. A presented token is hashed
+ * and compared with every entry in constant time, so neither the match nor its position shows
+ * in the timing, and no token is ever held in clear.
+ */
+export class ClientRegistry {
+  private constructor(private readonly entries: Array<{ hash: Buffer; principal: Principal }>) {}
+
+  /** The single-token mode: one client, the server's own delegated user. */
+  static single(token: string, delegatedUser: DelegatedUser | null): ClientRegistry {
+    return new ClientRegistry([
+      { hash: Buffer.from(sha256Hex(token), "hex"), principal: { id: "default", delegatedUser, readOnly: false, tools: null } },
+    ]);
+  }
+
+  /** PORTFOLIO_MCP_CLIENTS_FILE; a wrong file is a startup error naming the entry and rule. */
+  static fromFile(path: string, knownTools: readonly string[]): ClientRegistry {
+    const fail = (why: string) => new ConfigError(`PORTFOLIO_MCP_CLIENTS_FILE (${path}): ${why}`);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(path, "utf8"));
+    } catch (error) {
+      throw fail(`cannot be read as JSON (${(error as Error).message})`);
+    }
+    const parsed = clientsFile.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw fail(`${issue?.path.join(".") || "the file"}: ${issue?.message ?? "invalid"}`);
+    }
+    const names = new Set<string>();
+    const hashes = new Set<string>();
+    const entries = parsed.data.clients.map((client) => {
+      if (names.has(client.name)) throw fail(`client name ${client.name} appears twice`);
+      if (hashes.has(client.token_sha256)) throw fail(`client ${client.name} reuses another client's token`);
+      names.add(client.name);
+      hashes.add(client.token_sha256);
+      const unknown = client.tools?.filter((t) => !knownTools.includes(t)) ?? [];
+      if (unknown.length > 0) throw fail(`client ${client.name} lists unknown tools: ${unknown.join(", ")}`);
+      return {
+        hash: Buffer.from(client.token_sha256, "hex"),
+        principal: {
+          id: client.name,
+          delegatedUser: client.delegated_user,
+          readOnly: client.read_only ?? false,
+          tools: client.tools ? new Set(client.tools) : null,
+        },
+      };
+    });
+    return new ClientRegistry(entries);
+  }
+
+  /** The client behind an `Authorization: Bearer` header, or null. */
+  authenticate(header: string | undefined): Principal | null {
+    const presented = /^Bearer\s+(\S+)$/i.exec(header ?? "")?.[1];
+    const digest = Buffer.from(sha256Hex(presented ?? ""), "hex");
+    let found: Principal | null = null;
+    for (const entry of this.entries) {
+      if (timingSafeEqual(digest, entry.hash) && presented) found = entry.principal;
+    }
+    return found;
+  }
+}
