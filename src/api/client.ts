@@ -30,6 +30,8 @@ export interface ApiClientOptions {
   sleep?: Sleep;
   random?: () => number;
   userAgent?: string;
+  /** Told of every upstream attempt (status null: no answer), for metrics. */
+  onAttempt?: (operation: string, status: number | null) => void;
 }
 
 export interface CallOptions {
@@ -356,6 +358,7 @@ export class ApiClient {
     requestId: string,
     attempt: number,
   ): void {
+    this.options.onAttempt?.(id, status);
     this.options.logger.info(
       { op: id, status, ms: Math.round(this.clock() - sentAt), requestId, attempt },
       "upstream call",
