@@ -5,9 +5,11 @@ import { join } from "node:path";
 import { ApiClient } from "./api/client.js";
 import { type Config, type ConfigSources, loadConfig } from "./config.js";
 import { createLogger, SecretRedactor } from "./log.js";
+import { Metrics } from "./metrics.js";
 import { Directory } from "./resources/directory.js";
 import type { Sandbox } from "./sandbox/index.js";
-import { createMcpServer } from "./server.js";
+import { allToolNames, createMcpServer } from "./server.js";
+import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
 import { WriteGate } from "./writes/gate.js";
 import { FileJournal } from "./writes/journal.js";
@@ -18,6 +20,8 @@ export interface AppOptions {
   sandbox: boolean;
   port: number;
   host: string;
+  /** HTTP without sessions: JSON answers, for load-balanced deployments. */
+  stateless?: boolean;
   sources: ConfigSources;
 }
 
@@ -29,6 +33,7 @@ export interface Prepared {
   config: Config;
   api: ApiClient;
   logger: ReturnType<typeof createLogger>;
+  metrics: Metrics;
   sandbox: Sandbox | null;
   close(): Promise<void>;
 }
@@ -51,16 +56,29 @@ export async function prepare(
   }
   const redactor = new SecretRedactor();
   const logger = createLogger({ level: logLevel ?? config.logLevel, redactor });
+  const metrics = new Metrics();
+  const upstreamCalls = metrics.counter(
+    "portfolio_mcp_upstream_calls_total",
+    "Partner API attempts, by operation and status.",
+  );
   const api = new ApiClient({
     settings: config.api,
     logger,
     redactor,
     userAgent: `portfolio-mcp/${VERSION}`,
+    onAttempt: (operation, status) =>
+      upstreamCalls({ operation, status: status === null ? "none" : String(status) }),
   });
+  metrics.gauge(
+    "portfolio_mcp_token_exchanges",
+    "Signed token exchanges sent since start.",
+    () => api.tokens.exchanges,
+  );
   return {
     config,
     api,
     logger,
+    metrics,
     sandbox,
     async close() {
       await api.close();
@@ -74,19 +92,29 @@ export async function prepare(
  * that stops everything in order.
  */
 export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
-  const { config, api, logger, sandbox, close: shutdownUpstream } = await prepare(options);
+  const { config, api, logger, metrics, sandbox, close: shutdownUpstream } = await prepare(options);
   const directory = new Directory(api);
-  const writes = config.writes.readOnly
-    ? undefined
-    : { gate: await openGate(config, api, logger, !!sandbox), mode: config.writes.confirm };
-  const sessionFor = (sessionId: string) =>
+  const gate = config.writes.readOnly ? undefined : await openGate(config, api, logger, !!sandbox);
+  if (gate)
+    metrics.gauge("portfolio_mcp_intents_pending", "Drafted writes awaiting confirmation.", () =>
+      gate.count("pending"),
+    );
+  const sessionFor = (sessionId: string, principal?: Principal, stateless = false) =>
     createMcpServer({
       api,
       directory,
       logger,
-      session: { sessionId, delegatedUser: config.api.delegatedUser },
+      session: {
+        sessionId,
+        delegatedUser: principal ? principal.delegatedUser : config.api.delegatedUser,
+      },
       exportDir: config.server.exportDir,
-      writes,
+      // Elicitation needs a session to answer on: stateless requests always use two-step.
+      writes:
+        gate && !principal?.readOnly
+          ? { gate, mode: stateless ? "two-step" : config.writes.confirm }
+          : undefined,
+      allowedTools: principal?.tools ?? null,
     });
 
   if (options.transport === "stdio") {
@@ -100,20 +128,31 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
   }
 
   const { serveHttp } = await import("./transport/http.js");
+  const { ClientRegistry } = await import("./transport/clients.js");
   const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
+  const clients = config.server.clientsFile
+    ? ClientRegistry.fromFile(config.server.clientsFile, allToolNames())
+    : ClientRegistry.single(token, config.api.delegatedUser);
   const http = await serveHttp({
     host: options.host,
     port: options.port,
-    token,
+    clients,
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
+    maxBodyBytes: config.server.maxBodyBytes,
+    maxSessions: config.server.maxSessions,
+    sessionIdleMs: config.server.sessionIdleSeconds * 1000,
+    rateLimitPerMinute: config.server.rateLimitPerMinute,
+    stateless: options.stateless ?? false,
     createSession: sessionFor,
+    ready: () => api.tokens.get().then(() => true),
+    metrics,
     logger,
   });
   process.stderr.write(
     banner({
       url: http.url,
-      token,
+      token: config.server.clientsFile ? null : token,
       generated: !config.server.mcpToken,
       upstream: config.api.baseUrl,
       sandbox: !!sandbox,
@@ -121,7 +160,9 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     }),
   );
   return async () => {
-    await http.close();
+    // Stop accepting, let in-flight calls finish, then close sessions; journal saves are
+    // durable when they return, so nothing is left to flush.
+    await http.close(config.server.shutdownGraceSeconds * 1000);
     await shutdownUpstream();
   };
 }
@@ -179,12 +220,25 @@ function withSandbox(sources: ConfigSources, sandbox: Sandbox): ConfigSources {
 
 function banner(b: {
   url: string;
-  token: string;
+  /** null: clients come from PORTFOLIO_MCP_CLIENTS_FILE, each with its own token. */
+  token: string | null;
   generated: boolean;
   upstream: string;
   sandbox: boolean;
   user: Config["api"]["delegatedUser"];
 }): string {
+  if (b.token === null) {
+    return `
+portfolio-mcp ${VERSION}: MCP over Streamable HTTP, shared
+
+  URL      ${b.url}
+  Clients  from PORTFOLIO_MCP_CLIENTS_FILE, each acting for its own user
+  API      ${b.upstream}
+  Health   /healthz, /readyz, /metrics
+
+Stop with Ctrl+C (in-flight calls finish first).
+`;
+  }
   const auth = `Authorization: Bearer ${b.token}`;
   const who = b.user
     ? "email" in b.user

@@ -26,10 +26,12 @@ Usage:
   portfolio-mcp serve --http [options]    serve MCP over Streamable HTTP at /mcp
   portfolio-mcp doctor [options]          check the configuration, sign-in, delegated user and what the key may do
   portfolio-mcp sandbox [--port 4010]     serve the Partner API sandbox alone (sandbox --help)
+  portfolio-mcp hash-token                print the SHA-256 of a token read on stdin (for the clients file)
 
 Options:
   --sandbox                   use the embedded sandbox: demo data and credentials, nothing to configure
   --http                      with serve: Streamable HTTP instead of stdio
+  --stateless                 with --http: no sessions, JSON answers (load-balanced deployments)
   --port N                    HTTP port (default 8787)
   --host ADDRESS              HTTP bind address (default 127.0.0.1, loopback)
   --base-url URL              sets PORTFOLIO_API_BASE_URL
@@ -59,6 +61,7 @@ async function main(argv: string[]): Promise<void> {
     options: {
       sandbox: { type: "boolean" },
       http: { type: "boolean" },
+      stateless: { type: "boolean" },
       port: { type: "string", default: "8787" },
       host: { type: "string", default: "127.0.0.1" },
       help: { type: "boolean", short: "h" },
@@ -111,11 +114,22 @@ async function main(argv: string[]): Promise<void> {
     sandbox,
     port,
     host: values.host ?? "127.0.0.1",
+    stateless: values.stateless === true,
     sources,
   });
   const shutdown = () => void stop().then(() => process.exit(0));
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
+}
+
+/** Reads a token on stdin and prints its SHA-256: what the clients file stores. */
+async function hashToken(): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const token = Buffer.concat(chunks).toString("utf8").trim();
+  if (token.length < 16) throw new Error("give a token of at least 16 characters on stdin");
+  const { sha256Hex } = await import("./transport/clients.js");
+  process.stdout.write(`${sha256Hex(token)}\n`);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -134,7 +134,9 @@ const variables = z.object({
   PORTFOLIO_MCP_CLIENTS_FILE: optional(z.string()).describe(
     "JSON file of client token hashes, each with its delegated user (HTTP; replaces PORTFOLIO_MCP_TOKEN).",
   ),
-  PORTFOLIO_MCP_MAX_SESSIONS: integer(1, 100_000, 200).describe("Concurrent HTTP sessions at most (default 200)."),
+  PORTFOLIO_MCP_MAX_SESSIONS: integer(1, 100_000, 200).describe(
+    "Concurrent HTTP sessions at most (default 200).",
+  ),
   PORTFOLIO_MCP_SESSION_IDLE_SECONDS: integer(10, 86_400, 1800).describe(
     "An HTTP session idle this long is closed (default 1800).",
   ),

@@ -26,7 +26,8 @@ export class Metrics {
     for (const [name, { help, values }] of this.counters) {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
       if (values.size === 0) lines.push(`${name} 0`);
-      for (const [labels, value] of values) lines.push(`${name}${labels ? `{${labels}}` : ""} ${value}`);
+      for (const [labels, value] of values)
+        lines.push(`${name}${labels ? `{${labels}}` : ""} ${value}`);
     }
     for (const [name, { help, read }] of this.gauges) {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${read()}`);

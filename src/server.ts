@@ -34,6 +34,29 @@ export interface ServerDeps {
   exportDir: string | null;
   /** Absent in read-only mode: no write tool is registered at all. */
   writes?: { gate: WriteGate; mode: ConfirmMode };
+  /** The client's tool allowlist (clients file); null for every tool. */
+  allowedTools?: ReadonlySet<string> | null;
+}
+
+/** Every tool name the server can register, for validating allowlists. */
+export const allToolNames = (): string[] => ALL_TOOLS.map((t) => t.name);
+
+const filtered = new Map<string, readonly ToolDefinition[]>();
+
+/** The same list object for the same selection, so its tools/list answer is computed once. */
+function selectTools(
+  base: readonly ToolDefinition[],
+  allowed: ReadonlySet<string> | null | undefined,
+) {
+  if (!allowed) return base;
+  const names = base.filter((t) => allowed.has(t.name)).map((t) => t.name);
+  const key = names.join(",");
+  let list = filtered.get(key);
+  if (!list) {
+    list = base.filter((t) => allowed.has(t.name));
+    filtered.set(key, list);
+  }
+  return list;
 }
 
 type RequestExtra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
@@ -57,7 +80,7 @@ export function createMcpServer(deps: ServerDeps): Server {
     progress: progressReporter(extra),
     writes: deps.writes ? writeContext(server, deps, deps.writes, extra) : undefined,
   });
-  const tools = deps.writes ? ALL_TOOLS : READ_TOOLS;
+  const tools = selectTools(deps.writes ? ALL_TOOLS : READ_TOOLS, deps.allowedTools);
   installTools(server, tools, contextFor, deps.logger);
   installResources(server, tools, contextFor, deps.logger);
   installPrompts(server, contextFor);

@@ -19,8 +19,13 @@ const clientsFile = z.strictObject({
     .array(
       z.strictObject({
         name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 of letters, digits, _ . -"),
-        token_sha256: z.string().regex(/^[0-9a-f]{64}$/, "must be the SHA-256 of the token, 64 lowercase hex"),
-        delegated_user: z.union([z.strictObject({ email: z.string().min(3) }), z.strictObject({ id: z.string().min(1) })]),
+        token_sha256: z
+          .string()
+          .regex(/^[0-9a-f]{64}$/, "must be the SHA-256 of the token, 64 lowercase hex"),
+        delegated_user: z.union([
+          z.strictObject({ email: z.string().min(3) }),
+          z.strictObject({ id: z.string().min(1) }),
+        ]),
         read_only: z.boolean().optional(),
         tools: z.array(z.string()).optional(),
       }),
@@ -41,7 +46,10 @@ export class ClientRegistry {
   /** The single-token mode: one client, the server's own delegated user. */
   static single(token: string, delegatedUser: DelegatedUser | null): ClientRegistry {
     return new ClientRegistry([
-      { hash: Buffer.from(sha256Hex(token), "hex"), principal: { id: "default", delegatedUser, readOnly: false, tools: null } },
+      {
+        hash: Buffer.from(sha256Hex(token), "hex"),
+        principal: { id: "default", delegatedUser, readOnly: false, tools: null },
+      },
     ]);
   }
 
@@ -63,11 +71,13 @@ export class ClientRegistry {
     const hashes = new Set<string>();
     const entries = parsed.data.clients.map((client) => {
       if (names.has(client.name)) throw fail(`client name ${client.name} appears twice`);
-      if (hashes.has(client.token_sha256)) throw fail(`client ${client.name} reuses another client's token`);
+      if (hashes.has(client.token_sha256))
+        throw fail(`client ${client.name} reuses another client's token`);
       names.add(client.name);
       hashes.add(client.token_sha256);
       const unknown = client.tools?.filter((t) => !knownTools.includes(t)) ?? [];
-      if (unknown.length > 0) throw fail(`client ${client.name} lists unknown tools: ${unknown.join(", ")}`);
+      if (unknown.length > 0)
+        throw fail(`client ${client.name} lists unknown tools: ${unknown.join(", ")}`);
       return {
         hash: Buffer.from(client.token_sha256, "hex"),
         principal: {

@@ -5,17 +5,27 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../log.js";
-import { allowedOrigins, bearerMatches, checkHostAndOrigin } from "./guard.js";
+import type { Metrics } from "../metrics.js";
+import type { ClientRegistry, Principal } from "./clients.js";
+import { allowedOrigins, checkHostAndOrigin } from "./guard.js";
 
 export interface HttpOptions {
   host: string;
   port: number;
-  token: string;
+  clients: ClientRegistry;
   allowedHosts: string[];
   allowedOrigins: string[];
-  maxBodyBytes?: number;
-  /** Builds the MCP server of a new session. */
-  createSession(sessionId: string): Server;
+  maxBodyBytes: number;
+  maxSessions: number;
+  sessionIdleMs: number;
+  rateLimitPerMinute: number;
+  /** JSON responses and no sessions, for load-balanced deployments. */
+  stateless: boolean;
+  /** Builds the MCP server of a new session, bound to its principal. */
+  createSession(sessionId: string, principal: Principal, stateless: boolean): Server;
+  /** GET /readyz: whether the upstream token exchange works. */
+  ready(): Promise<boolean>;
+  metrics: Metrics;
   logger: Logger;
 }
 
@@ -23,24 +33,41 @@ export interface RunningHttp {
   url: string;
   port: number;
   sessions(): number;
-  close(): Promise<void>;
+  /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then closes everything. */
+  close(graceMs?: number): Promise<void>;
 }
 
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
+  principal: Principal;
+  lastSeen: number;
 }
 
 const MCP_PATH = "/mcp";
 
 /**
- * Streamable HTTP at /mcp on node:http: Host and Origin checked (403), a bearer required
- * (401), one MCP server and transport per session.
+ * Streamable HTTP on node:http. Every request: Host and Origin (403), then the bearer (401,
+ * `WWW-Authenticate`), then the client's rate (429). A session is bound at `initialize` to the
+ * client that opened it; no later request, header or argument can move it to someone else.
  */
 export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   const sessions = new Map<string, Session>();
-  const maxBody = options.maxBodyBytes ?? 1_048_576;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  const countRequest = options.metrics.counter(
+    "portfolio_mcp_http_requests_total",
+    "HTTP requests answered, by status.",
+  );
+  let inFlight = 0;
+  let closing = false;
+  options.metrics.gauge("portfolio_mcp_sessions_open", "Open MCP sessions.", () => sessions.size);
+
   const httpServer = createServer((req, res) => {
+    inFlight++;
+    res.on("close", () => {
+      inFlight--;
+      countRequest({ status: String(res.statusCode) });
+    });
     handle(req, res).catch((error: unknown) => {
       options.logger.error({ err: error }, "HTTP request failed");
       if (!res.headersSent) reply(res, 500, "Internal error.");
@@ -58,54 +85,130 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     const refusal = checkHostAndOrigin(req, allowed);
     if (refusal) return reply(res, refusal.status, refusal.message);
     const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/healthz") return json(res, 200, { status: "ok" });
+    if (req.method === "GET" && path === "/readyz") {
+      const ok = await options.ready().catch(() => false);
+      return json(res, ok ? 200 : 503, { status: ok ? "ready" : "upstream unavailable" });
+    }
+    if (req.method === "GET" && path === "/metrics") {
+      res
+        .writeHead(200, { "Content-Type": "text/plain; version=0.0.4" })
+        .end(options.metrics.render());
+      return;
+    }
     if (path !== MCP_PATH) return reply(res, 404, `Not found; the MCP endpoint is ${MCP_PATH}.`);
-    if (!bearerMatches(req.headers.authorization, options.token)) {
-      res.setHeader("WWW-Authenticate", 'Bearer realm="portfolio-mcp"');
-      return reply(
-        res,
-        401,
-        "A bearer token is required: Authorization: Bearer <PORTFOLIO_MCP_TOKEN>.",
-      );
+    if (closing) return reply(res, 503, "Shutting down.", { "Retry-After": "5" });
+
+    const principal = options.clients.authenticate(req.headers.authorization);
+    if (!principal) {
+      return reply(res, 401, "A bearer token is required: Authorization: Bearer <token>.", {
+        "WWW-Authenticate": 'Bearer realm="portfolio-mcp"',
+      });
     }
     if (!["GET", "POST", "DELETE"].includes(req.method ?? "")) {
-      res.setHeader("Allow", "GET, POST, DELETE");
-      return reply(res, 405, "Use POST, GET or DELETE on /mcp.");
+      return reply(res, 405, "Use POST, GET or DELETE on /mcp.", { Allow: "GET, POST, DELETE" });
     }
-    const sessionId = req.headers["mcp-session-id"];
-    const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    const wait = takeToken(principal.id);
+    if (wait > 0)
+      return reply(res, 429, "Too many requests for this client.", {
+        "Retry-After": String(Math.ceil(wait / 1000)),
+      });
+
     let body: unknown;
     if (req.method === "POST") {
-      const raw = await readBody(req, maxBody);
-      if (raw === null) return reply(res, 413, `The body exceeds ${maxBody} bytes.`);
+      const raw = await readBody(req, options.maxBodyBytes);
+      if (raw === null) return reply(res, 413, `The body exceeds ${options.maxBodyBytes} bytes.`);
       try {
         body = JSON.parse(raw.toString("utf8"));
       } catch {
         return rpcError(res, 400, -32700, "Parse error: the body is not JSON.");
       }
     }
-    if (existing) return existing.transport.handleRequest(req, res, body);
+    if (options.stateless) return serveStateless(req, res, body, principal);
+
+    const sessionId = req.headers["mcp-session-id"];
+    const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    if (existing) {
+      // The token must be the one that opened the session: a session never changes hands.
+      if (existing.principal.id !== principal.id)
+        return reply(res, 403, "This session belongs to another client.");
+      existing.lastSeen = Date.now();
+      return existing.transport.handleRequest(req, res, body);
+    }
     if (typeof sessionId === "string")
       return rpcError(res, 404, -32001, "Session not found; initialize a new one.");
     if (req.method !== "POST" || !isInitializeRequest(body)) {
       return rpcError(res, 400, -32000, "No session: start with an initialize request.");
     }
-    const newId = randomUUID();
+    if (sessions.size >= options.maxSessions) {
+      return reply(res, 503, "Too many open sessions; retry shortly.", { "Retry-After": "30" });
+    }
+    const id = randomUUID();
     const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => newId,
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server });
-        options.logger.info({ sessions: sessions.size }, "MCP session opened");
+      sessionIdGenerator: () => id,
+      onsessioninitialized: () => {
+        sessions.set(id, { transport, server, principal, lastSeen: Date.now() });
       },
     });
-    const server = options.createSession(newId);
+    const server = options.createSession(id, principal, false);
     transport.onclose = () => {
-      if (transport.sessionId && sessions.delete(transport.sessionId)) {
-        options.logger.info({ sessions: sessions.size }, "MCP session closed");
-      }
+      sessions.delete(id);
     };
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
   }
+
+  /** One server and transport per request, JSON answers, nothing kept between requests. */
+  async function serveStateless(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    principal: Principal,
+  ) {
+    if (req.method !== "POST")
+      return reply(res, 405, "Stateless mode answers POST only.", { Allow: "POST" });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    const server = options.createSession(`stateless:${principal.id}`, principal, true);
+    res.on("close", () => {
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  /** A token bucket per client: a minute's allowance, refilled continuously. */
+  function takeToken(clientId: string): number {
+    const now = Date.now();
+    const perMs = options.rateLimitPerMinute / 60_000;
+    const bucket = buckets.get(clientId) ?? { tokens: options.rateLimitPerMinute, at: now };
+    bucket.tokens = Math.min(options.rateLimitPerMinute, bucket.tokens + (now - bucket.at) * perMs);
+    bucket.at = now;
+    buckets.set(clientId, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return (1 - bucket.tokens) / perMs;
+  }
+
+  // Idle sessions are closed, transport and server both, so their memory is released.
+  const sweep = setInterval(
+    () => {
+      const cutoff = Date.now() - options.sessionIdleMs;
+      for (const [id, session] of sessions) {
+        if (session.lastSeen < cutoff) {
+          sessions.delete(id);
+          void session.server.close().catch(() => {});
+          options.logger.info({ sessions: sessions.size }, "idle MCP session closed");
+        }
+      }
+    },
+    Math.min(30_000, Math.max(1_000, options.sessionIdleMs / 4)),
+  );
+  sweep.unref();
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", reject);
@@ -123,13 +226,17 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     url: `http://${hostForUrl}:${port}${MCP_PATH}`,
     port,
     sessions: () => sessions.size,
-    async close() {
+    async close(graceMs = 10_000) {
+      closing = true;
+      clearInterval(sweep);
+      const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      httpServer.closeIdleConnections();
+      const deadline = Date.now() + graceMs;
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => {})));
       sessions.clear();
-      await new Promise<void>((resolve) => {
-        httpServer.close(() => resolve());
-        httpServer.closeAllConnections();
-      });
+      httpServer.closeAllConnections();
+      await stopped;
     },
   };
 }
@@ -146,8 +253,19 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer 
   return Buffer.concat(chunks);
 }
 
-function reply(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" }).end(`${message}\n`);
+function reply(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  res
+    .writeHead(status, { "Content-Type": "text/plain; charset=utf-8", ...headers })
+    .end(`${message}\n`);
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
 }
 
 function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
