@@ -54,6 +54,7 @@ async function main(argv: string[]): Promise<void> {
   // every client launch, and should not pay for the simulator or the HTTP stack.
   if (argv[0] === "sandbox")
     return (await import("./sandbox/cli.js")).runSandboxCommand(argv.slice(1));
+  if (argv[0] === "hash-token") return hashToken();
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
