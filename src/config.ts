@@ -137,7 +137,7 @@ const variables = z.object({
   PORTFOLIO_MCP_MAX_SESSIONS: integer(1, 100_000, 200).describe(
     "Concurrent HTTP sessions at most (default 200).",
   ),
-  PORTFOLIO_MCP_SESSION_IDLE_SECONDS: integer(10, 86_400, 1800).describe(
+  PORTFOLIO_MCP_SESSION_IDLE_SECONDS: integer(1, 86_400, 1800).describe(
     "An HTTP session idle this long is closed (default 1800).",
   ),
   PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 600).describe(

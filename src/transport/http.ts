@@ -63,9 +63,11 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   options.metrics.gauge("portfolio_mcp_sessions_open", "Open MCP sessions.", () => sessions.size);
 
   const httpServer = createServer((req, res) => {
-    inFlight++;
+    // Calls are POSTs; a GET is a client's standing event stream, which waits for nothing.
+    const call = req.method === "POST";
+    if (call) inFlight++;
     res.on("close", () => {
-      inFlight--;
+      if (call) inFlight--;
       countRequest({ status: String(res.statusCode) });
     });
     handle(req, res).catch((error: unknown) => {

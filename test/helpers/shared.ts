@@ -1,0 +1,126 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { sha256Hex } from "../../src/transport/clients.js";
+
+const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
+
+export interface ClientEntry {
+  name: string;
+  token: string;
+  delegated_user: { email: string } | { id: string };
+  read_only?: boolean;
+  tools?: string[];
+}
+
+/** The built server in shared HTTP mode, on this sandbox, with a clients file. */
+export async function startShared(
+  sandbox: Sandbox,
+  clients: ClientEntry[],
+  env: Record<string, string> = {},
+  args: string[] = [],
+) {
+  const dir = mkdtempSync(join(tmpdir(), "shared-"));
+  const clientsFile = join(dir, "clients.json");
+  writeFileSync(
+    clientsFile,
+    JSON.stringify({
+      clients: clients.map(({ token, ...rest }) => ({ ...rest, token_sha256: sha256Hex(token) })),
+    }),
+  );
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
+  );
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [CLI, "serve", "--http", "--port", "0", ...args],
+    {
+      env: {
+        ...base,
+        PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+        PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
+        PORTFOLIO_API_SECRET: sandbox.credentials.secret,
+        PORTFOLIO_MCP_CLIENTS_FILE: clientsFile,
+        PORTFOLIO_STATE_DIR: join(dir, "state"),
+        PORTFOLIO_CONFIRM: "two-step",
+        PORTFOLIO_LOG_LEVEL: "warn",
+        ...env,
+      },
+    },
+  );
+  let banner = "";
+  child.stderr!.setEncoding("utf8");
+  for await (const chunk of child.stderr!) {
+    banner += chunk;
+    if (banner.includes("Stop with Ctrl+C")) break;
+  }
+  const url = /URL\s+(\S+\/mcp)/.exec(banner)?.[1];
+  if (!url) throw new Error(`the server did not start: ${banner}`);
+  return {
+    url,
+    child,
+    async connect(token: string) {
+      const client = new Client({ name: "shared-test", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      });
+      await client.connect(transport);
+      return { client, transport };
+    },
+    /** A raw request, for headers and bodies the SDK would never send. */
+    raw(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+      const target = new URL(url);
+      return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
+        (resolve, reject) => {
+          const req = request(
+            {
+              host: target.hostname,
+              port: target.port,
+              method,
+              path,
+              headers: { host: target.host, ...headers },
+            },
+            (res) => {
+              let text = "";
+              res.setEncoding("utf8");
+              res.on("data", (c) => (text += c));
+              res.on("end", () =>
+                resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }),
+              );
+            },
+          );
+          req.on("error", reject);
+          req.end(body);
+        },
+      );
+    },
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const [code] = await once(child, "exit");
+      return code as number | null;
+    },
+  };
+}
+
+export const initializeBody = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "raw", version: "1" },
+  },
+});
+
+export const MCP_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
