@@ -172,7 +172,7 @@ describe("limits and lifecycle", () => {
     const inFlight = session.client.callTool({ name: "list_deals", arguments: { limit: 1 } });
     await sleep(300);
     const exit = shared.stop("SIGTERM");
-    const reply = (await inFlight) as { structuredContent: { total: number } };
+    const reply = (await inFlight) as unknown as { structuredContent: { total: number } };
     expect(reply.structuredContent.total).toBe(25);
     expect(await exit).toBe(0);
   });
