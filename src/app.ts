@@ -69,11 +69,20 @@ export async function prepare(
     onAttempt: (operation, status) =>
       upstreamCalls({ operation, status: status === null ? "none" : String(status) }),
   });
-  metrics.gauge(
-    "portfolio_mcp_token_exchanges",
+  metrics.counterFrom(
+    "portfolio_mcp_token_exchanges_total",
     "Signed token exchanges sent since start.",
     () => api.tokens.exchanges,
   );
+  // Process figures, so that an operator (and `npm run load`) can see sessions come and go.
+  metrics.counterFrom("process_cpu_seconds_total", "User and system CPU time spent.", () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1e6;
+  });
+  metrics.gauge("process_resident_memory_bytes", "Resident set size of the process.", () =>
+    process.memoryUsage.rss(),
+  );
+  metrics.gauge("nodejs_heap_used_bytes", "V8 heap in use.", () => process.memoryUsage().heapUsed);
   return {
     config,
     api,

@@ -4,7 +4,10 @@
  */
 export class Metrics {
   private readonly counters = new Map<string, { help: string; values: Map<string, number> }>();
-  private readonly gauges = new Map<string, { help: string; read: () => number }>();
+  private readonly sampled = new Map<
+    string,
+    { help: string; type: "gauge" | "counter"; read: () => number }
+  >();
 
   counter(name: string, help: string): (labels?: Record<string, string>, by?: number) => void {
     const entry = { help, values: new Map<string, number>() };
@@ -18,7 +21,12 @@ export class Metrics {
   }
 
   gauge(name: string, help: string, read: () => number): void {
-    this.gauges.set(name, { help, read });
+    this.sampled.set(name, { help, type: "gauge", read });
+  }
+
+  /** A counter kept elsewhere (CPU time, token exchanges), read when rendered. */
+  counterFrom(name: string, help: string, read: () => number): void {
+    this.sampled.set(name, { help, type: "counter", read });
   }
 
   render(): string {
@@ -29,8 +37,8 @@ export class Metrics {
       for (const [labels, value] of values)
         lines.push(`${name}${labels ? `{${labels}}` : ""} ${value}`);
     }
-    for (const [name, { help, read }] of this.gauges) {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${read()}`);
+    for (const [name, { help, type, read }] of this.sampled) {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${read()}`);
     }
     return `${lines.join("\n")}\n`;
   }

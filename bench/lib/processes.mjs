@@ -24,7 +24,7 @@ export async function httpClient(url, headers = {}) {
   return client;
 }
 
-/** Spawns a process and resolves once a line of its stderr matches, with the match. */
+/** Spawns a process and resolves once its stderr matches, with the match and stderr so far. */
 export function spawnUntil(command, args, env, pattern) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: { ...cleanEnv(), ...env } });
@@ -33,7 +33,7 @@ export function spawnUntil(command, args, env, pattern) {
     child.stderr.on("data", (chunk) => {
       seen += chunk;
       const match = pattern.exec(seen);
-      if (match) resolve({ child, match });
+      if (match) resolve({ child, match, stderr: seen });
     });
     child.on("exit", (code) =>
       reject(new Error(`${command} exited (${code}): ${seen.slice(-500)}`)),

@@ -180,7 +180,7 @@ describe("many users on one server", () => {
     for (const name of [
       "portfolio_mcp_http_requests_total",
       "portfolio_mcp_upstream_calls_total",
-      "portfolio_mcp_token_exchanges",
+      "portfolio_mcp_token_exchanges_total",
       "portfolio_mcp_sessions_open",
       "portfolio_mcp_intents_pending",
     ]) {
@@ -189,6 +189,10 @@ describe("many users on one server", () => {
     expect(metrics.body).toMatch(
       /portfolio_mcp_upstream_calls_total\{operation="custom_dashboard_create",status="201"\} 2/,
     );
+    expect(metrics.body).toMatch(/^process_resident_memory_bytes [1-9]\d{6,}$/m);
+    expect(metrics.body).toMatch(/^nodejs_heap_used_bytes [1-9]\d{5,}$/m);
+    expect(metrics.body).toMatch(/^# TYPE process_cpu_seconds_total counter$/m);
+    expect(metrics.body).toMatch(/^portfolio_mcp_token_exchanges_total [1-9]\d*$/m);
     expect(metrics.body).not.toMatch(/camille|thomas|token-0123/i);
   });
 });
