@@ -135,6 +135,10 @@ describe("limits and lifecycle", () => {
       expect(init.status).toBe(200);
       expect(init.headers["content-type"]).toContain("application/json");
       expect(init.headers["mcp-session-id"]).toBeUndefined();
+      // No session, so no standing event stream to open.
+      const stream = await shared.raw("GET", "/mcp", { ...auth, accept: "text/event-stream" });
+      expect(stream.status).toBe(405);
+      expect(stream.headers.allow).toBe("POST");
       const call = (id: number, name: string, args: object) =>
         shared
           .raw(
@@ -160,6 +164,21 @@ describe("limits and lifecycle", () => {
       expect(
         sandbox.control.state.data.dashboards.filter((d) => d.name === "Sans session"),
       ).toHaveLength(1);
+    } finally {
+      await shared.stop();
+    }
+  });
+
+  it("is live but not ready while the Partner API refuses its token exchange", async () => {
+    const shared = await startShared(sandbox, [{ name: "c", token: TOKEN, delegated_user: USER }], {
+      PORTFOLIO_API_SECRET: "a-secret-the-sandbox-does-not-know",
+    });
+    try {
+      expect((await shared.raw("GET", "/healthz")).status).toBe(200);
+      const ready = await shared.raw("GET", "/readyz");
+      expect(ready.status).toBe(503);
+      expect(JSON.parse(ready.body)).toEqual({ status: "upstream unavailable" });
+      expect(ready.body).not.toContain("a-secret");
     } finally {
       await shared.stop();
     }
