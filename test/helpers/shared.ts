@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { sha256Hex } from "../../src/transport/clients.js";
+import { rawRequest } from "./raw.js";
 
 const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
 
@@ -74,32 +74,8 @@ export async function startShared(
       return { client, transport };
     },
     /** A raw request, for headers and bodies the SDK would never send. */
-    raw(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-      const target = new URL(url);
-      return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
-        (resolve, reject) => {
-          const req = request(
-            {
-              host: target.hostname,
-              port: target.port,
-              method,
-              path,
-              headers: { host: target.host, ...headers },
-            },
-            (res) => {
-              let text = "";
-              res.setEncoding("utf8");
-              res.on("data", (c) => (text += c));
-              res.on("end", () =>
-                resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }),
-              );
-            },
-          );
-          req.on("error", reject);
-          req.end(body);
-        },
-      );
-    },
+    raw: (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+      rawRequest(url, method, path, { host: new URL(url).host, ...headers }, body),
     async stop(signal: NodeJS.Signals = "SIGTERM") {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
@@ -108,19 +84,3 @@ export async function startShared(
     },
   };
 }
-
-export const initializeBody = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "raw", version: "1" },
-  },
-});
-
-export const MCP_HEADERS = {
-  "content-type": "application/json",
-  accept: "application/json, text/event-stream",
-};

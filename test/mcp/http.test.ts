@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { request } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rawRequest } from "../helpers/raw.js";
 
 const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
 const TOKEN = "http-test-token-0123456789";
@@ -40,26 +40,8 @@ async function connect(token = TOKEN) {
 }
 
 /** A raw request, so that Host and Origin can be anything. */
-function raw(headers: Record<string, string>, method = "POST", path = "/mcp", body = "{}") {
-  const target = new URL(url);
-  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
-    (resolve, reject) => {
-      const req = request(
-        { host: target.hostname, port: target.port, path, method, headers },
-        (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (c) => (text += c));
-          res.on("end", () =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }),
-          );
-        },
-      );
-      req.on("error", reject);
-      req.end(method === "GET" ? undefined : body);
-    },
-  );
-}
+const raw = (headers: Record<string, string>, method = "POST", path = "/mcp", body = "{}") =>
+  rawRequest(url, method, path, headers, method === "GET" ? undefined : body);
 
 describe("Streamable HTTP", () => {
   it("prints a banner with the URL, the token and ready-to-paste client lines", () => {

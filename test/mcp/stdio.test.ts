@@ -5,6 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { initializeRequest } from "../helpers/raw.js";
 
 const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
 const cleanEnv = () =>
@@ -65,16 +66,7 @@ describe("stdio with --sandbox", () => {
     const lines: string[] = [];
     createInterface({ input: child.stdout }).on("line", (line) => lines.push(line));
     const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "1" },
-      },
-    });
+    send(initializeRequest);
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
     send({
       jsonrpc: "2.0",

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { initializeBody, MCP_HEADERS, startShared } from "../helpers/shared.js";
+import { initializeBody, MCP_HEADERS } from "../helpers/raw.js";
+import { startShared } from "../helpers/shared.js";
 
 const TOKEN = "limits-token-0123456789abcdef";
 const USER = { email: "camille.martin@aurore-capital.example" };

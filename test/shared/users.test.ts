@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_KEYS, DEMO_USERS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { initializeBody, MCP_HEADERS, startShared } from "../helpers/shared.js";
+import { initializeBody, MCP_HEADERS } from "../helpers/raw.js";
+import { startShared } from "../helpers/shared.js";
 
 const CAMILLE = "camille-token-0123456789abcdef";
 const THOMAS = "thomas-token-0123456789abcdef";
