@@ -49,14 +49,12 @@ function selectTools(
   allowed: ReadonlySet<string> | null | undefined,
 ) {
   if (!allowed) return base;
-  const names = base.filter((t) => allowed.has(t.name)).map((t) => t.name);
-  const key = names.join(",");
-  let list = filtered.get(key);
-  if (!list) {
-    list = base.filter((t) => allowed.has(t.name));
-    filtered.set(key, list);
-  }
-  return list;
+  const selected = base.filter((t) => allowed.has(t.name));
+  const key = selected.map((t) => t.name).join(",");
+  const known = filtered.get(key);
+  if (known) return known;
+  filtered.set(key, selected);
+  return selected;
 }
 
 type RequestExtra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
