@@ -5,13 +5,13 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { cleanEnv } from "./lib/processes.mjs";
+import { initializeRequest } from "./lib/protocol.mjs";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "20" } } });
 const runs = Number(values.runs);
 const cli = new URL("../dist/cli.js", import.meta.url).pathname;
-const env = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
-);
+const env = cleanEnv();
 
 function once({ listTools }) {
   return new Promise((resolve, reject) => {
@@ -36,16 +36,7 @@ function once({ listTools }) {
     });
     child.on("exit", () => resolve(result));
     child.on("error", reject);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "bench", version: "1" },
-      },
-    });
+    send(initializeRequest("bench"));
   });
 }
 

@@ -10,6 +10,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { initializeRequest } from "../bench/lib/protocol.mjs";
 import { bundle } from "./bundle.mjs";
 
 const MCPB = "@anthropic-ai/mcpb@2.1.2";
@@ -66,16 +67,7 @@ function session(calls) {
     child.on("exit", () =>
       replies.has(1) ? resolve(replies) : reject(new Error(`the bundle did not start: ${stderr}`)),
     );
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "pack", version: "1" },
-      },
-    });
+    send(initializeRequest("pack"));
   });
 }
 

@@ -4,6 +4,7 @@ import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { initializeRequest } from "./protocol.mjs";
 
 export const cleanEnv = () =>
   Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")));
@@ -64,9 +65,7 @@ export function timeToInitialize(command, args, env) {
       } catch {}
     });
     child.on("error", reject);
-    child.stdin.write(
-      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } })}\n`,
-    );
+    child.stdin.write(`${JSON.stringify(initializeRequest("bench"))}\n`);
   });
 }
 

@@ -128,34 +128,26 @@ function checkViewState(view: ViewState, ctx: z.RefinementCtx): void {
   }
 }
 
-export const savedViewCreateBody = z
-  .strictObject({
-    name: savedViewFields.name,
-    type: savedViewFields.type,
-    filters: savedViewFields.filters.optional(),
-    columns: savedViewFields.columns.optional(),
-    sort: savedViewFields.sort.optional(),
-    icon: savedViewFields.icon.optional(),
-    color: savedViewFields.color.optional(),
-    is_default: savedViewFields.is_default.optional(),
-  })
-  .superRefine(checkViewState);
+/** A view as created: name and type required, the rest optional. */
+const savedViewBody = z.strictObject({
+  name: savedViewFields.name,
+  type: savedViewFields.type,
+  filters: savedViewFields.filters.optional(),
+  columns: savedViewFields.columns.optional(),
+  sort: savedViewFields.sort.optional(),
+  icon: savedViewFields.icon.optional(),
+  color: savedViewFields.color.optional(),
+  is_default: savedViewFields.is_default.optional(),
+});
+
+export const savedViewCreateBody = savedViewBody.superRefine(checkViewState);
 
 /**
  * An update: absent fields stay as they are, null clears a nullable one. Updates stay bound to
  * the stored view's type, which the API checks; the size rule is checked here.
  */
-export const savedViewUpdateBody = z
-  .strictObject({
-    name: savedViewFields.name.optional(),
-    type: savedViewFields.type.optional(),
-    filters: savedViewFields.filters.optional(),
-    columns: savedViewFields.columns.optional(),
-    sort: savedViewFields.sort.optional(),
-    icon: savedViewFields.icon.optional(),
-    color: savedViewFields.color.optional(),
-    is_default: savedViewFields.is_default.optional(),
-  })
+export const savedViewUpdateBody = savedViewBody
+  .partial()
   .refine((body) => Object.keys(body).length > 0, "send at least one field to change")
   .superRefine(checkViewState);
 
