@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { parseFlags } from "../cli-args.js";
 import { createLogger } from "../log.js";
 import { DEMO_KEYS, DEMO_USERS, startSandbox } from "./index.js";
 
@@ -8,7 +8,7 @@ Serves the Partner API simulator with demo data and demo credentials (no real da
 
 /** `portfolio-mcp sandbox`: the simulator on its own, for humans and integrators. */
 export async function runSandboxCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: argv,
     options: {
       port: { type: "string", default: "4010" },
