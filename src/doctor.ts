@@ -4,7 +4,7 @@ import type { ApiClient } from "./api/client.js";
 import { ApiError } from "./api/errors.js";
 import type { Config } from "./config.js";
 import { userMessage } from "./tools/errors.js";
-import { QUARANTINE_DIR, quarantinedFiles } from "./writes/journal.js";
+import { damagedFiles, QUARANTINE_DIR } from "./writes/journal.js";
 
 export type CheckStatus = "ok" | "refused" | "failed" | "skipped";
 
@@ -93,13 +93,13 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
         ? config.warnings.join("; ")
         : `${config.api.baseUrl}, key ${config.api.keyId}${config.api.routesFile ? `, routes from ${config.api.routesFile}` : ""}`,
   });
-  const quarantined = await quarantinedFiles(config.stateDir);
+  const quarantined = await damagedFiles(config.stateDir);
   rows.push({
     check: "journal",
     status: quarantined > 0 ? "failed" : "ok",
     detail:
       quarantined > 0
-        ? `${quarantined} damaged intent file(s) in ${join(config.stateDir, "intents", QUARANTINE_DIR)}: the server's log names each; check by hand whether a confirmed write was delivered`
+        ? `${quarantined} damaged intent file(s) under ${join(config.stateDir, "intents")} (moved to ${QUARANTINE_DIR}/ at startup, each named in the log): check by hand whether a confirmed write was delivered`
         : `no damaged intent files in ${config.stateDir}`,
   });
   try {

@@ -56,11 +56,10 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix = ""): FieldError 
         message: `must be ${article(issue.expected)}`,
       };
     case "invalid_union":
-      return {
-        field,
-        rule: "one of the accepted shapes",
-        message: "has none of the accepted shapes",
-      };
+      // A union given its own error message ("is required") says it better than we can.
+      return issue.message.startsWith("Invalid")
+        ? { field, rule: "one of the accepted shapes", message: "has none of the accepted shapes" }
+        : { field, rule: issue.message, message: issue.message };
     case "custom":
       // Our own refinements: their message is written as the rule in words ("must not be blank").
       return { field, rule: issue.message, message: issue.message };

@@ -64,5 +64,24 @@ describe("portfolio-mcp sandbox", () => {
     const unknown = spawnSync(process.execPath, [CLI, "launch"], { encoding: "utf8" });
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain("Unknown command: launch");
+    for (const [args, message] of [
+      [
+        ["--sanbox"],
+        "portfolio-mcp: unknown option --sanbox; did you mean --sandbox? (see --help)",
+      ],
+      [
+        ["serve", "--htpp"],
+        "portfolio-mcp: unknown option --htpp; did you mean --http? (see --help)",
+      ],
+      [
+        ["sandbox", "--prot", "1"],
+        "portfolio-mcp: unknown option --prot; did you mean --port? (see --help)",
+      ],
+      [["--frobnicate"], "portfolio-mcp: unknown option --frobnicate (see --help)"],
+    ] as const) {
+      const refused = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8" });
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toBe(`${message}\n`);
+    }
   });
 });

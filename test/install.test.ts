@@ -1,5 +1,7 @@
 import { execFile, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeVariables } from "../src/config.js";
@@ -196,6 +198,15 @@ describe("portfolio-mcp doctor", () => {
     const line = result.stdout.split("\n").find((l) => l.startsWith("token exchange")) ?? "";
     expect(line).toContain(`The Partner API at ${url()} could not be reached for signing in`);
     expect(line).toMatch(cause);
+  });
+
+  it("fails while a damaged intent file waits to be checked", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "doctor-journal-"));
+    mkdirSync(join(stateDir, "intents"), { recursive: true });
+    writeFileSync(join(stateDir, "intents", "cf_truncated0000001.json"), '{"id":"cf_trunc');
+    const result = await runAsync(["doctor", "--sandbox"], { PORTFOLIO_STATE_DIR: stateDir });
+    expect(result.status).toBe(2);
+    expect(result.stdout).toMatch(/journal\s+failed\s+1 damaged intent file\(s\) under /);
   });
 
   it("fails on a PORTFOLIO_ variable it does not know, naming the one meant", async () => {

@@ -119,10 +119,11 @@ export function errorFromResponse(
   };
   if (!problem) {
     const excerpt = scrub(response.body.toString("utf8")).replace(/\s+/g, " ").trim().slice(0, 120);
-    return new ApiError(
-      `The Partner API answered ${response.operationId} with HTTP ${response.status} and no problem document${excerpt ? ` (${response.contentType || "no content type"}: "${excerpt}")` : ""}.`,
-      base,
-    );
+    const detail = `HTTP ${response.status} without a problem document${excerpt ? ` (${response.contentType || "no content type"}: "${excerpt}")` : ""}`;
+    return new ApiError(`The Partner API answered ${response.operationId} with ${detail}.`, {
+      ...base,
+      detail,
+    });
   }
   const reason = problem.reason_code ? ` ${problem.reason_code}` : "";
   return new ApiError(

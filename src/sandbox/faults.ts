@@ -19,9 +19,16 @@ export type FaultAction =
       retryAfterSeconds?: number;
       body?: string;
       contentType?: string;
+      /** Like a misconfigured gateway: the body quotes the request's headers, bearer included. */
+      echoRequest?: boolean;
     }
   /** Hold the response this long, then go on. */
   | { type: "delay"; ms: number }
+  /**
+   * Hold a write this long after its Idempotency-Key is recorded and before it applies: a slow
+   * write, which a retry with the same key finds still in progress.
+   */
+  | { type: "hold"; ms: number }
   /** Close the connection before the route runs: nothing is applied, no answer. */
   | { type: "drop" }
   /** Run the route (a write is applied and recorded), then close the connection unanswered. */
@@ -38,7 +45,8 @@ export interface FaultRule {
 
 export interface FaultDecision {
   delayMs: number;
-  terminal: Exclude<FaultAction, { type: "delay" }> | null;
+  holdMs: number;
+  terminal: Exclude<FaultAction, { type: "delay" | "hold" }> | null;
 }
 
 interface ActiveRule extends FaultRule {
@@ -81,13 +89,15 @@ export class FaultInjector {
     kind: RouteKind | null;
     method: string;
   }): FaultDecision {
-    const decision: FaultDecision = { delayMs: 0, terminal: null };
+    const decision: FaultDecision = { delayMs: 0, holdMs: 0, terminal: null };
     for (const rule of this.rules) {
       if (rule.remaining <= 0 || !matches(rule.match, request)) continue;
-      if (rule.action.type !== "delay" && decision.terminal) continue;
+      const timing = rule.action.type === "delay" || rule.action.type === "hold";
+      if (!timing && decision.terminal) continue;
       if (rule.probability !== undefined && this.random.next() >= rule.probability) continue;
       rule.remaining--;
       if (rule.action.type === "delay") decision.delayMs += rule.action.ms;
+      else if (rule.action.type === "hold") decision.holdMs += rule.action.ms;
       else decision.terminal = rule.action;
     }
     this.rules = this.rules.filter((r) => r.remaining > 0);

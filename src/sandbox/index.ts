@@ -76,6 +76,8 @@ export interface SandboxControl {
   ): number;
   rateLimitNext(count: number, retryAfterSeconds: number, match?: FaultMatch): number;
   delay(ms: number, options?: { count?: number; match?: FaultMatch }): number;
+  /** A slow write: held after its Idempotency-Key is recorded, before it applies. */
+  hold(ms: number, options?: { count?: number; match?: FaultMatch }): number;
   dropNext(count: number, match?: FaultMatch): number;
   dropAfterApply(count: number, match?: FaultMatch): number;
   expireAllBearers(): number;
@@ -169,6 +171,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       faults.add({ count, match, action: { type: "status", status: 429, retryAfterSeconds } }),
     delay: (ms, opts = {}) =>
       faults.add({ count: opts.count, match: opts.match, action: { type: "delay", ms } }),
+    hold: (ms, opts = {}) =>
+      faults.add({ count: opts.count, match: opts.match, action: { type: "hold", ms } }),
     dropNext: (count, match) => faults.add({ count, match, action: { type: "drop" } }),
     dropAfterApply: (count, match = { kind: "write" }) =>
       faults.add({ count, match, action: { type: "drop_after_apply" } }),

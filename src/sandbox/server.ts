@@ -101,6 +101,17 @@ export function createRequestHandler(deps: PipelineDeps) {
       const fault = deps.faults.decide({ routeId: trace.routeId, kind: target.kind, method });
       if (fault.delayMs > 0) await sleep(fault.delayMs);
       if (fault.terminal?.type === "drop") return drop();
+      if (fault.terminal?.type === "status" && fault.terminal.echoRequest) {
+        const echoed = Object.entries(req.headers)
+          .map(([name, value]) => `${name}: ${String(value)}`)
+          .join("\n");
+        const auth = `Authorization: ${req.headers.authorization ?? "(none)"}`;
+        return answer({
+          status: fault.terminal.status,
+          bytes: Buffer.from(`Gateway error (${auth}) on ${method} ${path}:\n${echoed}\n`),
+          contentType: "text/plain",
+        });
+      }
       if (fault.terminal?.type === "status" && fault.terminal.body !== undefined) {
         const { status: injected, body, contentType } = fault.terminal;
         return answer({
@@ -134,6 +145,7 @@ export function createRequestHandler(deps: PipelineDeps) {
               address,
               requestId,
               trace,
+              fault.holdMs,
             );
       if (fault.terminal?.type === "drop_after_apply") return drop();
       answer(result);
@@ -172,6 +184,7 @@ async function runRoute(
   address: string,
   requestId: string,
   trace: Trace,
+  holdMs: number,
 ): Promise<RouteResult> {
   const key = deps.tokens.authenticate(req.headers.authorization);
   trace.keyId = key.keyId;
@@ -195,6 +208,7 @@ async function runRoute(
     : undefined;
 
   const invoke = async (): Promise<RouteResult> => {
+    if (holdMs > 0) await sleep(holdMs);
     try {
       return await route.handle({
         params,

@@ -24,10 +24,13 @@ const clientsFile = z.strictObject({
         token_sha256: z
           .string()
           .regex(/^[0-9a-f]{64}$/, "must be the SHA-256 of the token, 64 lowercase hex"),
-        delegated_user: z.union([
-          z.strictObject({ email: z.string().min(3) }),
-          z.strictObject({ id: z.string().min(1) }),
-        ]),
+        delegated_user: z.union(
+          [z.strictObject({ email: z.string().min(3) }), z.strictObject({ id: z.string().min(1) })],
+          {
+            error: (issue) =>
+              issue.input === undefined ? "is required" : 'must be { "email": … } or { "id": … }',
+          },
+        ),
         read_only: z.boolean().optional(),
         tools: z.array(z.string()).optional(),
       }),

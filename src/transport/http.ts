@@ -28,6 +28,8 @@ export interface HttpOptions {
   rateLimitPerMinute: number;
   /** JSON responses and no sessions, for load-balanced deployments. */
   stateless: boolean;
+  /** Connection hygiene; the defaults suit production, tests shorten them. */
+  connections?: { headersTimeoutMs: number; checkEveryMs: number; max: number };
   /** Builds the MCP server of a new session, bound to its principal. */
   createSession(sessionId: string, principal: Principal, stateless: boolean): Server;
   /** GET /readyz: whether the upstream token exchange works, and if not, why. */
@@ -59,10 +61,12 @@ const BATCHING_VERSIONS = new Set(["2025-03-26"]);
 /** Protocol version of a request without the header (specification, transports). */
 const VERSION_WITHOUT_HEADER = "2025-03-26";
 const MAX_BATCH_MESSAGES = 10;
-/** A client must send its headers within this; a slow-header connection is closed after it. */
-const HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * A client must send its headers within 10 s (checked every 2 s), or its connection is closed:
+ * a slow-header client cannot hold connections open without a token. 2,000 at most.
+ */
+const CONNECTIONS = { headersTimeoutMs: 10_000, checkEveryMs: 2_000, max: 2_000 };
 const REQUEST_TIMEOUT_MS = 30_000;
-const MAX_CONNECTIONS = 2_000;
 
 /**
  * Streamable HTTP on node:http. Every request: Host and Origin (403), then the bearer (401,
@@ -80,20 +84,24 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   let closing = false;
   options.metrics.gauge("portfolio_mcp_sessions_open", "Open MCP sessions.", () => sessions.size);
 
-  const httpServer = createServer((req, res) => {
-    // Calls are POSTs; a GET is a client's standing event stream, which waits for nothing.
-    const call = req.method === "POST";
-    if (call) inFlight++;
-    res.on("close", () => {
-      if (call) inFlight--;
-      countRequest({ status: String(res.statusCode) });
-    });
-    handle(req, res).catch((error: unknown) => {
-      options.logger.error({ err: error }, "HTTP request failed");
-      if (!res.headersSent) reply(res, 500, "Internal error.");
-      else res.end();
-    });
-  });
+  const connections = options.connections ?? CONNECTIONS;
+  const httpServer = createServer(
+    { connectionsCheckingInterval: connections.checkEveryMs },
+    (req, res) => {
+      // Calls are POSTs; a GET is a client's standing event stream, which waits for nothing.
+      const call = req.method === "POST";
+      if (call) inFlight++;
+      res.on("close", () => {
+        if (call) inFlight--;
+        countRequest({ status: String(res.statusCode) });
+      });
+      handle(req, res).catch((error: unknown) => {
+        options.logger.error({ err: error }, "HTTP request failed");
+        if (!res.headersSent) reply(res, 500, "Internal error.");
+        else res.end();
+      });
+    },
+  );
   let allowed = allowedOrigins({
     bindHost: options.host,
     port: options.port,
@@ -288,9 +296,9 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   );
   sweep.unref();
 
-  httpServer.headersTimeout = HEADERS_TIMEOUT_MS;
-  httpServer.requestTimeout = REQUEST_TIMEOUT_MS;
-  httpServer.maxConnections = MAX_CONNECTIONS;
+  httpServer.headersTimeout = connections.headersTimeoutMs;
+  httpServer.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, connections.headersTimeoutMs);
+  httpServer.maxConnections = connections.max;
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", (error: NodeJS.ErrnoException) =>
       reject(

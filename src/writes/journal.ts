@@ -142,10 +142,20 @@ function recoverable(text: string): Record<string, string> {
   return out;
 }
 
-/** How many damaged intent files wait in quarantine (for doctor and /metrics). */
-export async function quarantinedFiles(stateDir: string): Promise<number> {
-  const names = await readdir(join(stateDir, "intents", QUARANTINE_DIR)).catch(() => []);
-  return names.filter((n) => n.endsWith(".json")).length;
+/**
+ * Damaged intent files under a state directory, for doctor: those already in quarantine and
+ * those the next start will move there. Reads only; moves nothing.
+ */
+export async function damagedFiles(stateDir: string): Promise<number> {
+  const dir = join(stateDir, "intents");
+  const aside = await readdir(join(dir, QUARANTINE_DIR)).catch(() => []);
+  let damaged = aside.filter((n) => n.endsWith(".json")).length;
+  for (const name of await readdir(dir).catch(() => [])) {
+    if (!name.endsWith(".json")) continue;
+    const text = await readFile(join(dir, name), "utf8").catch(() => null);
+    if (text === null || typeof trust(text, name) === "string") damaged++;
+  }
+  return damaged;
 }
 
 async function syncDirectory(dir: string): Promise<void> {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/api/errors.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor } from "../helpers/api.js";
+import { connectInMemory } from "../helpers/mcp.js";
 
 let sandbox: Sandbox;
 
@@ -73,6 +74,33 @@ describe("secrets stay secret", () => {
       for (const bearer of bearers) expect(visible + body).not.toContain(bearer);
       if (entry.routeId !== "auth_token")
         for (const s of signatures) expect(visible + body).not.toContain(s);
+    }
+  });
+
+  it("scrubs a gateway's echo of the request, bearer included, from what the model and the logs see", async () => {
+    const mcp = await connectInMemory(sandbox, { settings: { maxRetries: 0 } });
+    try {
+      await mcp.client.callTool({ name: "list_deals", arguments: { limit: 1 } }); // signs in
+      sandbox.control.addFault({
+        count: 1,
+        match: { routeId: "deals_list" },
+        action: { type: "status", status: 400, echoRequest: true },
+      });
+      const mark = sandbox.control.mark();
+      const reply = (await mcp.client.callTool({
+        name: "list_deals",
+        arguments: { limit: 1 },
+      })) as { isError?: boolean; content: Array<{ text: string }> };
+      const [echoed] = sandbox.control.requests({ since: mark, routeId: "deals_list" });
+      const bearer = echoed!.headers.authorization!.replace(/^Bearer /, "");
+      expect(reply.isError).toBe(true);
+      expect(reply.content[0]!.text).toMatch(
+        /^Bad request for list_deals: HTTP 400 without a problem document \(text\/plain: "Gateway error \(Authorization: Bearer \[redacted\] on GET \/v1\/deals/,
+      );
+      expect(reply.content[0]!.text).not.toContain(bearer);
+      expect(mcp.logs.text()).not.toContain(bearer);
+    } finally {
+      await mcp.close();
     }
   });
 });

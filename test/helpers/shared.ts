@@ -54,17 +54,22 @@ export async function startShared(
       },
     },
   );
-  let banner = "";
+  let stderr = "";
   child.stderr!.setEncoding("utf8");
-  for await (const chunk of child.stderr!) {
-    banner += chunk;
-    if (banner.includes("Stop with Ctrl+C")) break;
-  }
+  const banner = await new Promise<string>((resolve) => {
+    child.stderr!.on("data", (chunk: string) => {
+      stderr += chunk;
+      if (stderr.includes("Stop with Ctrl+C")) resolve(stderr);
+    });
+    child.once("exit", () => resolve(stderr));
+  });
   const url = /URL\s+(\S+\/mcp)/.exec(banner)?.[1];
   if (!url) throw new Error(`the server did not start: ${banner}`);
   return {
     url,
     child,
+    /** Everything the server wrote on stderr so far (logs and the banner). */
+    stderr: async () => stderr,
     async connect(token: string) {
       const client = new Client({ name: "shared-test", version: "1.0.0" });
       const transport = new StreamableHTTPClientTransport(new URL(url), {

@@ -226,6 +226,15 @@ describe("refusals are one clear sentence with isError", () => {
     expect(sandbox.control.requests({ since: mark })).toHaveLength(0);
   });
 
+  it("a period that ends before it starts, refused before anything is sent", async () => {
+    const mark = sandbox.control.mark();
+    const reply = await call("list_calendar_events", { from: "2026-12-31", to: "2026-12-01" });
+    expect(reply.content[0].text).toBe(
+      "list_calendar_events was not called: from must not be after to (2026-12-01); fix the arguments and try again (nothing was sent).",
+    );
+    expect(sandbox.control.requests({ since: mark })).toHaveLength(0);
+  });
+
   it("an invalid status filter: the API's 422, with the field", async () => {
     const reply = await call("list_operations", { status: "en_cours" });
     expect(reply.isError).toBe(true);

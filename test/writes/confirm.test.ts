@@ -556,6 +556,21 @@ describe("input limits are checked before anything is sent", () => {
   });
 });
 
+describe("writes that act as the delegated user", () => {
+  it("are refused before drafting when no user is configured, and nothing is stored", async () => {
+    const s = await open({ settings: { delegatedUser: null } });
+    const reply = await call(s, "create_saved_view", { name: "Sans utilisateur", type: "deals" });
+    expect(reply.isError).toBe(true);
+    expect(reply.content[0].text).toBe(
+      "This write acts as the user this server works for, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or PORTFOLIO_DELEGATED_USER_ID); nothing was drafted.",
+    );
+    expect(s.gate!.count("pending")).toBe(0);
+    // A write recorded as the key's own needs no user.
+    const note = await call(s, "create_operation_note", { operation_id: operation.id, text: "ok" });
+    expect(note.structuredContent.status).toBe("awaiting_confirmation");
+  });
+});
+
 describe("read-only mode", () => {
   it("registers no write tool at all", async () => {
     const s = await open({ writes: false });
