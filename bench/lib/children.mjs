@@ -69,11 +69,7 @@ function alive(pid, group) {
 let stopping = false;
 /** Stops every child, then exits: the one way out for errors, signals and time limits. */
 export async function stopAndExit(code, why) {
-  if (stopping) {
-    // A second Ctrl+C while waiting for the children: stop waiting.
-    signal([...running.keys()], "SIGKILL");
-    process.exit(code);
-  }
+  if (stopping) return;
   stopping = true;
   process.stderr.write(`${why}; stopping ${running.size} child process(es)\n`);
   await stopChildren();
@@ -85,10 +81,17 @@ for (const [name, number] of [
   ["SIGTERM", 15],
   ["SIGHUP", 1],
 ]) {
-  process.on(name, () => stopAndExit(128 + number, `\n${name}`));
+  process.on(name, () => {
+    if (!stopping) return stopAndExit(128 + number, `\n${name}`);
+    // A second Ctrl+C while waiting for the children: stop waiting.
+    signal([...running.keys()], "SIGKILL");
+    process.exit(128 + number);
+  });
 }
 for (const event of ["uncaughtException", "unhandledRejection"]) {
   process.on(event, (error) => {
+    // Once stopping, calls in flight fail because their servers are going: not news.
+    if (stopping) return;
     process.stderr.write(`${error?.stack ?? error}\n`);
     stopAndExit(1, event);
   });
