@@ -151,7 +151,7 @@ const ourHttp = await spawnUntil(
     // measure the server, not its quota (the tests cover the limit).
     PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: "1000000",
   },
-  /URL\s+(\S+)/,
+  /URL\s+(http:\/\/\S+)/,
 );
 const floorHttp = await spawnUntil(
   node,

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer, request } from "node:http";
 import { spawnChild, stopChildren } from "../bench/lib/children.mjs";
-import { cleanEnv } from "../bench/lib/processes.mjs";
+import { spawnUntil } from "../bench/lib/processes.mjs";
 
 const SUITE = "@modelcontextprotocol/conformance@0.1.16";
 const SCENARIOS = process.env.CONFORMANCE_SCENARIOS?.split(",") ?? [
@@ -48,27 +48,18 @@ const proxy = createServer((req, res) => {
 await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
 const proxyPort = proxy.address().port;
 
-const server = spawnChild(
+const server = await spawnUntil(
   process.execPath,
   [`${root}dist/cli.js`, "serve", "--http", "--sandbox", "--port", "0"],
   {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: {
-      ...cleanEnv(),
-      PORTFOLIO_MCP_TOKEN: token,
-      PORTFOLIO_MCP_ALLOWED_HOSTS: `127.0.0.1:${proxyPort},localhost:${proxyPort}`,
-      PORTFOLIO_MCP_ALLOWED_ORIGINS: `http://127.0.0.1:${proxyPort},http://localhost:${proxyPort}`,
-      PORTFOLIO_LOG_LEVEL: "warn",
-    },
+    PORTFOLIO_MCP_TOKEN: token,
+    PORTFOLIO_MCP_ALLOWED_HOSTS: `127.0.0.1:${proxyPort},localhost:${proxyPort}`,
+    PORTFOLIO_MCP_ALLOWED_ORIGINS: `http://127.0.0.1:${proxyPort},http://localhost:${proxyPort}`,
+    PORTFOLIO_LOG_LEVEL: "warn",
   },
+  /URL\s+http:\/\/127\.0\.0\.1:(\d+)\/mcp/,
 );
-let banner = "";
-server.stderr.setEncoding("utf8");
-for await (const chunk of server.stderr) {
-  banner += chunk;
-  if (banner.includes("Stop with Ctrl+C")) break;
-}
-upstream = Number(/URL\s+http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)[1]);
+upstream = Number(server.match[1]);
 
 const url = `http://127.0.0.1:${proxyPort}/mcp`;
 const results = [];
