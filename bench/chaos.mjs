@@ -1,10 +1,17 @@
 #!/usr/bin/env node
-// npm run chaos: 500 confirmed writes under faults. Prints the report; writes bench/chaos.json.
-import { writeFileSync } from "node:fs";
+// npm run chaos: 500 confirmed writes under faults. Prints the report; writes build/chaos.json
+// (or --out; --update-reference also rewrites the committed bench/chaos.json, the README's
+// reference figures). The sandbox and the server run in this process: nothing to stop after.
+//   npm run chaos [-- WRITES] [--out FILE] [--update-reference]
+import { parseArgs } from "node:util";
 import { runChaos } from "./lib/chaos.mjs";
+import { RESULT_OPTIONS, writeResults } from "./lib/results.mjs";
 
-const report = await runChaos({ writes: Number(process.argv[2] ?? 500) });
-writeFileSync(new URL("./chaos.json", import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
+const { values: options, positionals } = parseArgs({
+  options: RESULT_OPTIONS,
+  allowPositionals: true,
+});
+const report = await runChaos({ writes: Number(positionals[0] ?? 500) });
 const rows = [
   ["writes requested", report.writes_requested],
   ["writes confirmed", report.confirmed],
@@ -24,4 +31,5 @@ const rows = [
   ["seconds", report.seconds],
 ];
 console.log(rows.map(([label, value]) => `${String(label).padEnd(36)} ${value}`).join("\n"));
+writeResults(report, options, { fresh: "build/chaos.json", reference: "bench/chaos.json" });
 process.exitCode = report.duplicates === 0 && report.lost_confirmed_writes === 0 ? 0 : 1;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run load: the shared HTTP deployment under load, on loopback only, bounded in time.
-// Prints the figures and writes bench/load.json.
+// Prints the figures and writes build/load.json (or --out; --update-reference also rewrites
+// the committed bench/load.json, the README's reference figures).
 //
 //   1. 100 sessions at once (two users from a clients file), 20 tool calls each against the
 //      sandbox: throughput, latency, errors and the server's RSS.
@@ -11,17 +12,21 @@
 // limit is raised: this measures the server, not the simulated quota (tests cover the limits).
 // The server runs with --inspect on loopback only so that the script can ask for a full GC
 // before reading memory; nothing else goes through the inspector.
-import { writeFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
-import os, { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { WebSocket } from "undici";
 import { DEMO_KEYS, DEMO_USERS } from "../dist/sandbox/index.js";
 import { sha256Hex } from "../dist/transport/clients.js";
+import { stopAndExit, stopChild } from "./lib/children.mjs";
 import { sandboxProcess, spawnUntil } from "./lib/processes.mjs";
+import { RESULT_OPTIONS, writeResults } from "./lib/results.mjs";
 import { percentile, round } from "./lib/stats.mjs";
+
+const { values: options } = parseArgs({ options: RESULT_OPTIONS });
 
 const SESSIONS = 100;
 const CALLS_PER_SESSION = 20;
@@ -31,10 +36,10 @@ const TIME_LIMIT_MS = 10 * 60_000;
 
 const root = new URL("..", import.meta.url).pathname;
 const log = (line) => process.stderr.write(`${line}\n`);
-setTimeout(() => {
-  log(`load: gave up after ${TIME_LIMIT_MS / 60_000} min`);
-  process.exit(1);
-}, TIME_LIMIT_MS).unref();
+setTimeout(
+  () => stopAndExit(1, `load: gave up after ${TIME_LIMIT_MS / 60_000} min`),
+  TIME_LIMIT_MS,
+).unref();
 
 // --- the sandbox and the server -------------------------------------------------------------
 
@@ -43,7 +48,9 @@ const users = [
   { name: "camille", token: "load-camille-token-0123456789", id: DEMO_USERS.camille },
   { name: "julien", token: "load-julien-token-0123456789", id: DEMO_USERS.julien },
 ];
-const state = await mkdtemp(join(tmpdir(), "load-"));
+const state = join(root, "build", "load");
+rmSync(state, { recursive: true, force: true });
+mkdirSync(state, { recursive: true, mode: 0o700 });
 const clientsFile = join(state, "clients.json");
 writeFileSync(
   clientsFile,
@@ -209,7 +216,7 @@ const { peak: churnPeak } = await withPeakRss(async () => {
 const churnSeconds = (performance.now() - churnStarted) / 1000;
 const churnAfter = await settledFigures();
 
-server.child.kill("SIGTERM");
+await stopChild(server.child);
 await sandbox.close();
 
 // --- report ---------------------------------------------------------------------------------
@@ -256,6 +263,6 @@ const lines = [
   `  sessions open   ${churn.sessions_open_after} after`,
 ];
 process.stdout.write(`${lines.join("\n")}\n`);
-writeFileSync(new URL("./load.json", import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
+writeResults(report, options, { fresh: "build/load.json", reference: "bench/load.json" });
 for (const error of errors.slice(0, 10)) log(`  error: ${error}`);
-process.exit(errors.length === 0 && churn.sessions_open_after === 0 ? 0 : 1);
+process.exitCode = errors.length === 0 && churn.sessions_open_after === 0 ? 0 : 1;

@@ -2,9 +2,9 @@
 // Prints the size of tools/list in bytes and the median time from spawn to the `initialize`
 // answer over stdio (the embedded sandbox is started in-process, as with --sandbox).
 // Usage: npm run bench:startup [-- --runs 20]
-import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { spawnChild } from "./lib/children.mjs";
 import { cleanEnv } from "./lib/processes.mjs";
 import { initializeRequest } from "./lib/protocol.mjs";
 
@@ -16,8 +16,9 @@ const env = cleanEnv();
 function once({ listTools }) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [cli, "--sandbox"], {
+    const child = spawnChild(process.execPath, [cli, "--sandbox"], {
       env: { ...env, PORTFOLIO_LOG_LEVEL: "warn" },
+      stdio: ["pipe", "pipe", "ignore"],
     });
     const result = {};
     const send = (m) => child.stdin.write(`${JSON.stringify(m)}\n`);

@@ -6,10 +6,11 @@
 // local proxy adds the bearer on the way in, as a reverse proxy in front of a deployment
 // would, and passes Host and Origin through unchanged so that the DNS-rebinding scenario
 // tests the server's own guard (the proxy's address is what the server is told to accept).
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer, request } from "node:http";
-import { promisify } from "node:util";
+import { spawnChild, stopChildren } from "../bench/lib/children.mjs";
+import { spawnUntil } from "../bench/lib/processes.mjs";
 
 const SUITE = "@modelcontextprotocol/conformance@0.1.16";
 const SCENARIOS = process.env.CONFORMANCE_SCENARIOS?.split(",") ?? [
@@ -47,58 +48,35 @@ const proxy = createServer((req, res) => {
 await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
 const proxyPort = proxy.address().port;
 
-const env = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
-);
-const server = spawn(
+const server = await spawnUntil(
   process.execPath,
   [`${root}dist/cli.js`, "serve", "--http", "--sandbox", "--port", "0"],
   {
-    env: {
-      ...env,
-      PORTFOLIO_MCP_TOKEN: token,
-      PORTFOLIO_MCP_ALLOWED_HOSTS: `127.0.0.1:${proxyPort},localhost:${proxyPort}`,
-      PORTFOLIO_MCP_ALLOWED_ORIGINS: `http://127.0.0.1:${proxyPort},http://localhost:${proxyPort}`,
-      PORTFOLIO_LOG_LEVEL: "warn",
-    },
+    PORTFOLIO_MCP_TOKEN: token,
+    PORTFOLIO_MCP_ALLOWED_HOSTS: `127.0.0.1:${proxyPort},localhost:${proxyPort}`,
+    PORTFOLIO_MCP_ALLOWED_ORIGINS: `http://127.0.0.1:${proxyPort},http://localhost:${proxyPort}`,
+    PORTFOLIO_LOG_LEVEL: "warn",
   },
+  /URL\s+http:\/\/127\.0\.0\.1:(\d+)\/mcp/,
 );
-let banner = "";
-server.stderr.setEncoding("utf8");
-for await (const chunk of server.stderr) {
-  banner += chunk;
-  if (banner.includes("Stop with Ctrl+C")) break;
-}
-upstream = Number(/URL\s+http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(banner)[1]);
+upstream = Number(server.match[1]);
 
 const url = `http://127.0.0.1:${proxyPort}/mcp`;
 const results = [];
 for (const scenario of SCENARIOS) {
-  let status = 0;
-  let output = "";
-  try {
-    // Asynchronous: the proxy lives in this process and must keep answering meanwhile.
-    ({ stdout: output } = await promisify(execFile)(
-      "npx",
-      [
-        "-y",
-        "-p",
-        "node@22",
-        "-p",
-        SUITE,
-        "conformance",
-        "server",
-        "--url",
-        url,
-        "--scenario",
-        scenario,
-      ],
-      { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
-    ));
-  } catch (error) {
-    status = typeof error.code === "number" ? error.code : 1;
-    output = `${error.stdout ?? ""}${error.stderr ?? ""}`;
-  }
+  const { status, output } = await run("npx", [
+    "-y",
+    "-p",
+    "node@22",
+    "-p",
+    SUITE,
+    "conformance",
+    "server",
+    "--url",
+    url,
+    "--scenario",
+    scenario,
+  ]);
   results.push({ scenario, passed: status === 0 });
   console.log(`${status === 0 ? "PASS" : "FAIL"} ${scenario}`);
   if (status !== 0)
@@ -110,8 +88,28 @@ for (const scenario of SCENARIOS) {
         .join("\n"),
     );
 }
-server.kill("SIGTERM");
+await stopChildren();
 proxy.close();
 const failed = results.filter((r) => !r.passed).length;
 console.log(`\n${results.length - failed} of ${results.length} scenarios passed`);
 process.exitCode = failed === 0 ? 0 : 1;
+
+/**
+ * Runs a command to its end, asynchronously (the proxy lives in this process and must keep
+ * answering meanwhile). npx runs the suite in a child of its own: spawnChild puts both in one
+ * process group, stopped with this script however it ends.
+ */
+function run(command, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawnChild(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk) => {
+        output += chunk;
+      });
+    }
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ status: code ?? 1, output }));
+  });
+}

@@ -5,11 +5,13 @@
 //
 // The bundle holds one esbuild build of dist/ (code split, so the XLSX library loads only on
 // export) instead of dist/ plus node_modules: 2.5 MB instead of 87 MB, and a faster start.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { spawnChild } from "../bench/lib/children.mjs";
+import { cleanEnv } from "../bench/lib/processes.mjs";
 import { initializeRequest } from "../bench/lib/protocol.mjs";
 import { bundle } from "./bundle.mjs";
 
@@ -40,14 +42,12 @@ mcpb("pack", stage, output);
 const unpacked = mkdtempSync(join(tmpdir(), "mcpb-"));
 mcpb("unpack", output, unpacked);
 const cli = join(unpacked, "dist", "cli.js");
-const env = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
-);
+const env = cleanEnv();
 
 function session(calls) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [cli], {
+    const child = spawnChild(process.execPath, [cli], {
       env: { ...env, PORTFOLIO_SANDBOX: "true", PORTFOLIO_LOG_LEVEL: "error" },
     });
     const replies = new Map();

@@ -1,7 +1,7 @@
 // The fault-injection run: confirmed writes through the real MCP server and gate while the
 // sandbox fails, drops, rate-limits and expires bearers. Shared by `npm run chaos` and the
 // test suite's short variant.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -55,8 +55,9 @@ export async function runChaos({
     },
     logger,
   });
+  const journalDir = mkdtempSync(join(tmpdir(), "chaos-"));
   const gate = await WriteGate.open({
-    store: new FileJournal(mkdtempSync(join(tmpdir(), "chaos-"))),
+    store: new FileJournal(journalDir),
     api,
     logger,
     ttlMs: 3_600_000,
@@ -159,5 +160,6 @@ export async function runChaos({
   await server.close();
   await api.close();
   await sandbox.close();
+  rmSync(journalDir, { recursive: true, force: true });
   return report;
 }

@@ -1,19 +1,38 @@
-import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawnChild, stopChild, trackPid } from "./children.mjs";
 import { initializeRequest } from "./protocol.mjs";
 
+/** How long a child may take to say it is ready before the script gives up on it. */
+const READY_TIMEOUT_MS = 60_000;
+
+/**
+ * The environment without the caller's PORTFOLIO_* variables: each script configures the
+ * servers it starts explicitly (including the limits it needs), so figures do not depend on
+ * the shell they were run from.
+ */
 export const cleanEnv = () =>
   Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")));
 
+/** An SDK client over stdio; the SDK spawns the server, registered here until it is closed. */
 export async function stdioClient(command, args, env) {
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({ command, args, env: { ...cleanEnv(), ...env }, stderr: "ignore" }),
-  );
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: { ...cleanEnv(), ...env },
+    stderr: "ignore",
+  });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    await transport.close();
+    throw error;
+  }
+  client.onclose = trackPid(transport.pid);
   return client;
 }
 
@@ -28,17 +47,29 @@ export async function httpClient(url, headers = {}) {
 /** Spawns a process and resolves once its stderr matches, with the match and stderr so far. */
 export function spawnUntil(command, args, env, pattern) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...cleanEnv(), ...env } });
+    const child = spawnChild(command, args, {
+      env: { ...cleanEnv(), ...env },
+      stdio: ["pipe", "ignore", "pipe"],
+    });
     let seen = "";
+    const timer = setTimeout(() => {
+      stopChild(child);
+      reject(new Error(`${command} ${args.join(" ")}: not ready after ${READY_TIMEOUT_MS} ms`));
+    }, READY_TIMEOUT_MS);
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk) => {
       seen += chunk;
       const match = pattern.exec(seen);
-      if (match) resolve({ child, match, stderr: seen });
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match, stderr: seen });
+      }
     });
-    child.on("exit", (code) =>
-      reject(new Error(`${command} exited (${code}): ${seen.slice(-500)}`)),
-    );
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${command} exited (${code ?? signal}): ${seen.slice(-500)}`));
+    });
   });
 }
 
@@ -55,7 +86,10 @@ export function freePort() {
 export function timeToInitialize(command, args, env) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(command, args, { env: { ...cleanEnv(), ...env } });
+    const child = spawnChild(command, args, {
+      env: { ...cleanEnv(), ...env },
+      stdio: ["pipe", "pipe", "ignore"],
+    });
     createInterface({ input: child.stdout }).on("line", (line) => {
       try {
         if (JSON.parse(line).id === 1) {
@@ -65,26 +99,32 @@ export function timeToInitialize(command, args, env) {
       } catch {}
     });
     child.on("error", reject);
+    child.on("exit", (code, signal) =>
+      reject(new Error(`${command} exited (${code ?? signal}) before answering initialize`)),
+    );
     child.stdin.write(`${JSON.stringify(initializeRequest("bench"))}\n`);
   });
 }
 
-/** The sandbox in its own process; `stats()` asks it for its counters. */
+/**
+ * The sandbox in its own process; `stats()` asks it for its counters. The sandbox exiting
+ * before close() is an error: every figure after it would be wrong.
+ */
 export function sandboxProcess(options) {
   return new Promise((resolve, reject) => {
-    const child = spawn(
+    const child = spawnChild(
       process.execPath,
       [new URL("./sandbox-process.mjs", import.meta.url).pathname, JSON.stringify(options)],
-      {
-        stdio: ["pipe", "pipe", "inherit"],
-      },
+      { stdio: ["pipe", "pipe", "inherit"] },
     );
     const waiting = [];
+    let closing = false;
     createInterface({ input: child.stdout }).on("line", (line) => {
       const message = JSON.parse(line);
       if (message.baseUrl) {
         resolve({
           ...message,
+          pid: child.pid,
           stats: () =>
             new Promise((r) => {
               waiting.push(r);
@@ -92,6 +132,7 @@ export function sandboxProcess(options) {
             }),
           close: () =>
             new Promise((r) => {
+              closing = true;
               child.on("exit", r);
               child.stdin.end();
             }),
@@ -99,5 +140,8 @@ export function sandboxProcess(options) {
       } else waiting.shift()?.(message);
     });
     child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      if (!closing) throw new Error(`the sandbox process exited (${code ?? signal})`);
+    });
   });
 }
