@@ -71,6 +71,8 @@ const server = await spawnUntil(
     PORTFOLIO_API_SECRET: DEMO_KEYS.full.secret,
     PORTFOLIO_MCP_CLIENTS_FILE: clientsFile,
     PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: "1000000",
+    // 100 sessions at once from two clients: the per-client quota must allow them.
+    PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT: "200",
     PORTFOLIO_STATE_DIR: state,
     PORTFOLIO_LOG_LEVEL: "warn",
   },
