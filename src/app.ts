@@ -4,16 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiClient } from "./api/client.js";
 import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
+import { draftToolNames, toolNames } from "./inventory/index.js";
 import { createLogger, SecretRedactor } from "./log.js";
 import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
-import { Directory } from "./resources/directory.js";
 import type { Sandbox } from "./sandbox/index.js";
-import { allToolNames, createMcpServer, writeToolNames } from "./server.js";
+import { createMcpServer, type ServerDeps } from "./server.js";
+import { Directory } from "./toolkit/directory.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
 import { WriteGate } from "./writes/gate.js";
 import { FileJournal } from "./writes/journal.js";
+import { Sealer } from "./writes/seal.js";
 
 export interface AppOptions {
   transport: "stdio" | "http";
@@ -56,6 +58,7 @@ export async function prepare(
     throw error;
   }
   const redactor = new SecretRedactor();
+  if (config.writes.stateSecret) redactor.add(config.writes.stateSecret);
   const logger = createLogger({ level: logLevel ?? config.logLevel, redactor });
   const metrics = new Metrics();
   const upstreamCalls = metrics.counter(
@@ -105,32 +108,16 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
   const { config, api, logger, metrics, sandbox, close: shutdownUpstream } = await prepare(options);
   for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
     logger.warn(warning);
-  const directory = new Directory(api);
-  const gate = config.writes.readOnly
+  const writes = config.writes.readOnly
     ? undefined
-    : await openGate(config, api, logger, metrics, !!sandbox);
-  if (gate)
-    metrics.gauge("portfolio_mcp_intents_pending", "Drafted writes awaiting confirmation.", () =>
-      gate.count("pending"),
-    );
-  const sessionFor = (sessionId: string, principal?: Principal, stateless = false) =>
-    createMcpServer({
-      api,
-      directory,
-      logger,
-      session: {
-        sessionId,
-        delegatedUser: principal ? principal.delegatedUser : config.api.delegatedUser,
-        client: principal ? `http:${principal.id}` : null,
-      },
-      exportDir: config.server.exportDir,
-      // Elicitation needs a session to answer on: stateless requests always use two-step.
-      writes:
-        gate && !principal?.readOnly
-          ? { gate, mode: stateless ? "two-step" : config.writes.confirm }
-          : undefined,
-      allowedTools: principal?.tools ?? null,
-    });
+    : await openWrites(config, api, logger, metrics, !!sandbox);
+  const deps: ServerDeps = {
+    api,
+    directory: new Directory(api),
+    logger,
+    exportDir: config.server.exportDir,
+    writes,
+  };
 
   if (options.transport === "stdio") {
     const stop = async () => {
@@ -138,7 +125,20 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       process.exit(0);
     };
     const { serveStdio } = await import("./transport/stdio.js");
-    await serveStdio(sessionFor(`stdio-${randomUUID()}`), logger, stop, config.server.maxBodyBytes);
+    const sessionId = `stdio-${randomUUID()}`;
+    serveStdio(
+      () =>
+        createMcpServer(deps, {
+          sessionId,
+          delegatedUser: config.api.delegatedUser,
+          client: null,
+          readOnly: false,
+          allowedTools: null,
+        }),
+      logger,
+      stop,
+      config.server.maxBodyBytes,
+    );
     return stop;
   }
 
@@ -152,7 +152,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
   }
   const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
   const clients = config.server.clientsFile
-    ? ClientRegistry.fromFile(config.server.clientsFile, allToolNames(), writeToolNames())
+    ? ClientRegistry.fromFile(config.server.clientsFile, toolNames(), draftToolNames())
     : ClientRegistry.single(token, config.api.delegatedUser);
   for (const warning of clients.warnings) logger.warn(warning);
   const readiness = new Readiness(api);
@@ -168,7 +168,14 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     sessionIdleMs: config.server.sessionIdleSeconds * 1000,
     rateLimitPerMinute: config.server.rateLimitPerMinute,
     stateless: options.stateless ?? false,
-    createSession: sessionFor,
+    createServer: (principal: Principal, sessionId: string | null) =>
+      createMcpServer(deps, {
+        sessionId,
+        delegatedUser: principal.delegatedUser,
+        client: `http:${principal.id}`,
+        readOnly: principal.readOnly,
+        allowedTools: principal.tools,
+      }),
     ready: () => readiness.check(),
     metrics,
     logger,
@@ -196,13 +203,13 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
  * The sandbox forgets its data on exit, so its journal is a fresh temporary directory unless a
  * state directory was named explicitly.
  */
-async function openGate(
+async function openWrites(
   config: Config,
   api: ApiClient,
   logger: ReturnType<typeof createLogger>,
   metrics: Metrics,
   sandbox: boolean,
-) {
+): Promise<NonNullable<ServerDeps["writes"]>> {
   const dir =
     sandbox && !config.stateDirExplicit
       ? await mkdtemp(join(tmpdir(), "portfolio-mcp-sandbox-"))
@@ -220,10 +227,14 @@ async function openGate(
     "Damaged intent files moved aside at startup (check them by hand).",
     () => journal.quarantined,
   );
+  metrics.gauge("portfolio_mcp_intents_pending", "Drafted writes awaiting confirmation.", () =>
+    gate.count("pending"),
+  );
   gate
     .recover()
     .catch((error: unknown) => logger.error({ err: error }, "could not finish confirmed writes"));
-  return gate;
+  const sealer = await Sealer.open(dir, config.writes.stateSecret);
+  return { gate, mode: config.writes.confirm, sealer };
 }
 
 /** Settings of the other transport are ignored: say so rather than let them pass in silence. */

@@ -54,6 +54,8 @@ export interface WriteSettings {
   confirmationTtlSeconds: number;
   /** Drafts one user may leave unconfirmed at once. */
   maxPendingDrafts: number;
+  /** Seals input-required request states; null: a key generated into the state directory. */
+  stateSecret: string | null;
 }
 
 export interface Config {
@@ -170,6 +172,11 @@ const variables = z.object({
   ),
   PORTFOLIO_CONFIRMATION_TTL_SECONDS: integer(30, 86_400, 900).describe(
     "How long a drafted write can be confirmed, 30-86400 (default 900).",
+  ),
+  PORTFOLIO_STATE_SECRET: optional(
+    z.string().min(32, "must be at least 32 characters (a random secret)"),
+  ).describe(
+    "Key sealing confirmation states (AES-256-GCM); default: generated once into the state directory. Environment only.",
   ),
   PORTFOLIO_MAX_PENDING_DRAFTS: integer(1, 1000, 20).describe(
     "Drafted writes one user may leave unconfirmed at once, 1-1000 (default 20).",
@@ -289,6 +296,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       confirm: v.PORTFOLIO_CONFIRM ?? "auto",
       confirmationTtlSeconds: v.PORTFOLIO_CONFIRMATION_TTL_SECONDS,
       maxPendingDrafts: v.PORTFOLIO_MAX_PENDING_DRAFTS,
+      stateSecret: v.PORTFOLIO_STATE_SECRET ?? null,
     },
     stateDirExplicit: v.PORTFOLIO_STATE_DIR !== undefined,
     stateDir:

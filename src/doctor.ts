@@ -3,7 +3,7 @@ import type { OperationId } from "./api/catalogue.js";
 import type { ApiClient } from "./api/client.js";
 import { ApiError } from "./api/errors.js";
 import type { Config } from "./config.js";
-import { userMessage } from "./tools/errors.js";
+import { userMessage } from "./errors.js";
 import { damagedFiles, QUARANTINE_DIR } from "./writes/journal.js";
 
 export type CheckStatus = "ok" | "refused" | "failed" | "skipped";

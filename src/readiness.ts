@@ -1,5 +1,5 @@
 import type { ApiClient } from "./api/client.js";
-import { userMessage } from "./tools/errors.js";
+import { userMessage } from "./errors.js";
 
 export interface Verdict {
   ready: boolean;

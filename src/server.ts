@@ -1,100 +1,136 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CLIENT_INFO_META_KEY,
+  type Implementation,
+  Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import type { ApiClient } from "./api/client.js";
-import { installCompletions } from "./completions.js";
-import type { ConfirmMode } from "./config.js";
-import { formValidator } from "./form-validator.js";
+import type { ConfirmMode, DelegatedUser } from "./config.js";
+import { select } from "./inventory/index.js";
+import type { ToolContext } from "./inventory/types.js";
 import type { Logger } from "./log.js";
-import { installPrompts } from "./prompts.js";
-import type { Directory } from "./resources/directory.js";
-import { installResources } from "./resources/install.js";
-import { READ_TOOLS } from "./tools/reads.js";
-import { installTools } from "./tools/registry.js";
-import type { SessionContext, ToolContext, ToolDefinition, WriteContext } from "./tools/types.js";
-import { WRITE_TOOLS } from "./tools/writes.js";
+import { installCompletions } from "./mcp/completions.js";
+import type { ConfirmationDeps } from "./mcp/confirm.js";
+import { formValidator } from "./mcp/form-validator.js";
+import { SERVER_ICONS } from "./mcp/icons.js";
+import { installPrompts } from "./mcp/prompts.js";
+import { installResources } from "./mcp/resources.js";
+import { installTools } from "./mcp/tools.js";
+import type { Directory } from "./toolkit/directory.js";
 import { VERSION } from "./version.js";
 import type { WriteGate } from "./writes/gate.js";
-
-/** Both tool sets, as one stable list (the tools/list answer is cached per list). */
-const ALL_TOOLS: readonly ToolDefinition[] = [...READ_TOOLS, ...WRITE_TOOLS];
-/** Long enough for a person to read the preview and decide. */
-const CONFIRMATION_TIMEOUT_MS = 10 * 60_000;
+import type { Caller } from "./writes/intent.js";
+import type { Sealer } from "./writes/seal.js";
 
 /** What the assistant reads first: which tool answers what, and the rules of the road. */
 export const INSTRUCTIONS = `Portfolio data of one investment-management entity, through its Partner API.
-- Overview: get_portfolio_overview. Operations: list_operations (compact; filters: exact name, status, spv_id), get_operation (full: kpi_snapshot, financial_summary), list_operation_notes. Pipeline: list_deals, get_deal. Structures: list_spvs. Operators: find_operators, get_operator. Dates: list_calendar_events. Alerts: get_unread_notification_count. Reporting: export_inrev_report. The user's own views and dashboards: list_my_saved_views, list_my_dashboards.
+- Overview: get_portfolio_overview. Operations: list_operations (compact; filters: name_contains, exact name, status, spv_id), get_operation (full: kpi_snapshot, financial_summary), list_operation_notes. Pipeline: list_deals, get_deal. Structures: list_spvs. Operators: find_operators, get_operator. Dates: list_calendar_events (from, to, event_type, operation_id). Alerts: get_unread_notification_count. Reporting: export_inrev_report. The user's own views and dashboards: list_my_saved_views, list_my_dashboards.
 - Status filters take taxonomy codes (get_taxonomies), never labels; status=active means sourcing, instruction, travaux, commercialisation, livraison. Units of business fields: get_field_definitions.
 - Lists are paged: total and next_offset (pass it as offset); all_pages=true walks every page. Amounts are decimal strings in EUR: quote them as given.
 - Writes are drafts until the user confirms the exact request; never claim something was written before the tool says so.`;
 
+const SERVER_INFO: Implementation = {
+  name: "portfolio-mcp",
+  title: "Portfolio (Partner API)",
+  version: VERSION,
+  icons: SERVER_ICONS,
+};
+
+/** Listings vary by caller (allowlists), never mid-session: cacheable, but only privately. */
+const LISTING = { ttlMs: 300_000, cacheScope: "private" as const };
+
 export interface ServerDeps {
   api: ApiClient;
   directory: Directory;
-  session: SessionContext;
   logger: Logger;
   exportDir: string | null;
-  /** Absent in read-only mode: no write tool is registered at all. */
-  writes?: { gate: WriteGate; mode: ConfirmMode };
+  /** Absent in read-only mode: no write tool is offered at all. */
+  writes?: { gate: WriteGate; mode: ConfirmMode; sealer: Sealer };
+}
+
+/** Who one server instance serves: fixed for a session (2025) or a request (2026). */
+export interface CallerSpec {
+  /** The 2025 session, when there is one; 2026 requests carry none. */
+  sessionId: string | null;
+  delegatedUser: DelegatedUser | null;
+  /** The HTTP client's identity; null over stdio (the client's own name is used). */
+  client: string | null;
+  readOnly: boolean;
   /** The client's tool allowlist (clients file); null for every tool. */
-  allowedTools?: ReadonlySet<string> | null;
+  allowedTools: ReadonlySet<string> | null;
 }
 
-/** Every tool name the server can register, for validating allowlists. */
-export const allToolNames = (): string[] => ALL_TOOLS.map((t) => t.name);
-/** The tools that draft a write. */
-export const writeToolNames = (): string[] =>
-  WRITE_TOOLS.filter((t) => !["confirm_write", "cancel_write"].includes(t.name)).map((t) => t.name);
-
-const filtered = new Map<string, readonly ToolDefinition[]>();
-
-/** The same list object for the same selection, so its tools/list answer is computed once. */
-function selectTools(
-  base: readonly ToolDefinition[],
-  allowed: ReadonlySet<string> | null | undefined,
-) {
-  if (!allowed) return base;
-  const selected = base.filter((t) => allowed.has(t.name));
-  const key = selected.map((t) => t.name).join(",");
-  const known = filtered.get(key);
-  if (known) return known;
-  filtered.set(key, selected);
-  return selected;
-}
-
-type RequestExtra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
-
-/** One MCP server for one session: tools, resources, prompts and completion over the API client. */
-export function createMcpServer(deps: ServerDeps): Server {
-  const server = new Server(
-    { name: "portfolio-mcp", title: "Portfolio (Partner API)", version: VERSION },
-    {
-      capabilities: { logging: {} },
-      instructions: INSTRUCTIONS,
-      jsonSchemaValidator: formValidator,
+/**
+ * One MCP server for one caller, built from the inventory filtered for that caller: every
+ * method (tools, resources, templates, prompts, completion) answers from the same selection.
+ */
+export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
+  const writes = caller.readOnly ? undefined : deps.writes;
+  const selection = select({ readOnly: !writes, allowedTools: caller.allowedTools });
+  const server = new Server(SERVER_INFO, {
+    capabilities: {
+      tools: { listChanged: false },
+      resources: { listChanged: false },
+      prompts: { listChanged: false },
+      completions: {},
+      logging: {},
     },
-  );
-  const contextFor = (extra: RequestExtra): ToolContext => ({
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: formValidator,
+    cacheHints: {
+      "tools/list": LISTING,
+      "prompts/list": LISTING,
+      "resources/templates/list": LISTING,
+      "resources/list": { ttlMs: 60_000, cacheScope: "private" },
+      "server/discover": { ttlMs: 300_000, cacheScope: "public" },
+    },
+    // In-call confirmation for 2025 sessions is ours (src/mcp/confirm.ts); the SDK's shim would
+    // also lift a 2025 client's own requestState and inputResponses from its parameters.
+    inputRequired: { legacyShim: false },
+  });
+
+  const identify = (ctx: ServerContext): Caller => ({
+    sessionId: ctx.sessionId ?? caller.sessionId ?? "request",
+    client: caller.client ?? `stdio:${clientName(server, ctx)}`,
+  });
+  const contextFor = (ctx: ServerContext): ToolContext => ({
     api: deps.api,
-    session: deps.session,
+    session: {
+      sessionId: ctx.sessionId ?? caller.sessionId ?? "request",
+      delegatedUser: caller.delegatedUser,
+      client: caller.client,
+    },
     logger: deps.logger,
     exportDir: deps.exportDir,
-    signal: extra.signal,
-    progress: progressReporter(extra),
-    writes: deps.writes ? writeContext(server, deps, deps.writes, extra) : undefined,
+    signal: ctx.mcpReq.signal,
+    progress: progressReporter(ctx),
+    writes: writes ? { gate: writes.gate, caller: identify(ctx) } : undefined,
   });
-  const tools = selectTools(deps.writes ? ALL_TOOLS : READ_TOOLS, deps.allowedTools);
-  installTools(server, tools, contextFor, deps.logger);
-  installResources(server, tools, contextFor, deps.logger);
-  installPrompts(server, contextFor);
-  installCompletions(server, deps.directory, deps.logger);
+  const confirmation: ConfirmationDeps | null = writes
+    ? { gate: writes.gate, mode: writes.mode, sealer: writes.sealer, caller: identify }
+    : null;
+
+  installTools(server, selection, contextFor, confirmation, deps.logger);
+  installResources(server, selection, contextFor, deps.logger);
+  installPrompts(server, selection, contextFor);
+  installCompletions(server, selection, deps.directory, deps.logger);
   return server;
 }
 
+/** The client's own name: from the 2026 request envelope, or what it said at initialize. */
+function clientName(server: Server, ctx: ServerContext): string {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const info = envelope?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+  const name = typeof info?.name === "string" ? info.name : server.getClientVersion()?.name;
+  return name ?? "unnamed";
+}
+
 /** Progress notifications, sent only when the client asked for them with a progress token. */
-function progressReporter(extra: RequestExtra): ToolContext["progress"] {
-  const token = extra._meta?.progressToken;
+function progressReporter(ctx: ServerContext): ToolContext["progress"] {
+  const token = ctx.mcpReq._meta?.progressToken;
   return async (progress, total, message) => {
     if (token === undefined) return;
-    await extra.sendNotification({
+    await ctx.mcpReq.notify({
       method: "notifications/progress",
       params: {
         progressToken: token,
@@ -104,51 +140,4 @@ function progressReporter(extra: RequestExtra): ToolContext["progress"] {
       },
     });
   };
-}
-
-function writeContext(
-  server: Server,
-  deps: ServerDeps,
-  writes: NonNullable<ServerDeps["writes"]>,
-  extra: RequestExtra,
-): WriteContext {
-  const canAsk =
-    writes.mode !== "two-step" && Boolean(server.getClientCapabilities()?.elicitation?.form);
-  return {
-    gate: writes.gate,
-    mode: writes.mode,
-    caller: {
-      sessionId: deps.session.sessionId,
-      client: deps.session.client ?? `stdio:${server.getClientVersion()?.name ?? "unnamed"}`,
-    },
-    ask: canAsk ? (message) => askForConfirmation(server, message, extra) : null,
-  };
-}
-
-/**
- * Asks the human inside the tool call (form elicitation), tied to the call's request so that
- * an HTTP client receives it on the call's own stream. Only an explicit yes counts.
- */
-async function askForConfirmation(server: Server, message: string, extra: RequestExtra) {
-  const answer = await server.elicitInput(
-    {
-      mode: "form",
-      message,
-      requestedSchema: {
-        type: "object",
-        properties: {
-          confirm: {
-            type: "boolean",
-            title: "Write this",
-            description: "Yes sends exactly this request, once. No sends nothing.",
-            default: false,
-          },
-        },
-        required: ["confirm"],
-      },
-    },
-    { relatedRequestId: extra.requestId, timeout: CONFIRMATION_TIMEOUT_MS },
-  );
-  if (answer.action !== "accept") return answer.action;
-  return answer.content?.confirm === true ? "accept" : "decline";
 }

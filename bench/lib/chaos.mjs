@@ -5,14 +5,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { ApiClient } from "../../dist/api/client.js";
 import { createLogger } from "../../dist/log.js";
-import { Directory } from "../../dist/resources/directory.js";
 import { startSandbox } from "../../dist/sandbox/index.js";
 import { createMcpServer } from "../../dist/server.js";
+import { Directory } from "../../dist/toolkit/directory.js";
 import { WriteGate } from "../../dist/writes/gate.js";
 import { FileJournal } from "../../dist/writes/journal.js";
+import { Sealer } from "../../dist/writes/seal.js";
 
 export async function runChaos({
   writes = 500,
@@ -61,15 +62,24 @@ export async function runChaos({
     api,
     logger,
     ttlMs: 3_600_000,
+    maxPendingPerUser: 1_000,
   });
-  const server = createMcpServer({
-    api,
-    directory: new Directory(api),
-    logger,
-    session: { sessionId: "chaos", delegatedUser: api.settings.delegatedUser },
-    exportDir: null,
-    writes: { gate, mode: "two-step" },
-  });
+  const server = createMcpServer(
+    {
+      api,
+      directory: new Directory(api),
+      logger,
+      exportDir: null,
+      writes: { gate, mode: "two-step", sealer: await Sealer.open(journalDir, null) },
+    },
+    {
+      sessionId: "chaos",
+      delegatedUser: api.settings.delegatedUser,
+      client: null,
+      readOnly: false,
+      allowedTools: null,
+    },
+  );
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "chaos", version: "1.0.0" });
@@ -158,6 +168,7 @@ export async function runChaos({
 
   await client.close();
   await server.close();
+  gate.close();
   await api.close();
   await sandbox.close();
   rmSync(journalDir, { recursive: true, force: true });

@@ -274,6 +274,11 @@ export const CATALOGUE = {
 } satisfies Record<string, OperationSpec>;
 
 export type Catalogue = typeof CATALOGUE;
+
+/** Every write of the catalogue: what a confirmation may end up sending. */
+export const WRITE_OPERATIONS = (Object.keys(CATALOGUE) as Array<keyof typeof CATALOGUE>).filter(
+  (id) => CATALOGUE[id].kind === "write",
+);
 export type OperationId = keyof Catalogue;
 export type Operation = OperationSpec & { id: OperationId };
 

@@ -65,3 +65,21 @@ export function asListPage<T = unknown>(data: unknown): ListPage<T> {
   }
   throw new TypeError("not a list: expected an array, or an object with items, data or results");
 }
+
+/** A value as an object of fields: itself when it is one, else an empty object. */
+export const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+
+/** Removes `share_token` at any depth: a last line of defence for complete objects. */
+export function withoutShareTokens<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutShareTokens) as T;
+  if (value && typeof value === "object" && !Buffer.isBuffer(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value))
+      if (key !== "share_token") out[key] = withoutShareTokens(v);
+    return out as T;
+  }
+  return value;
+}

@@ -1,19 +1,25 @@
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
-  isInitializeRequest,
-  LATEST_PROTOCOL_VERSION,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from "@modelcontextprotocol/sdk/types.js";
+  NodeStreamableHTTPServerTransport,
+  toNodeHandler,
+  toWebRequest,
+} from "@modelcontextprotocol/node";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isLegacyRequest,
+  type McpRequestContext,
+  type Server,
+} from "@modelcontextprotocol/server";
 import type { Logger } from "../log.js";
 import type { Metrics } from "../metrics.js";
 import type { Verdict } from "../readiness.js";
 import type { ClientRegistry, Principal } from "./clients.js";
 import { allowedOrigins, checkHostAndOrigin } from "./guard.js";
 import { INVALID_REQUEST, repairResponse } from "./jsonrpc.js";
+import { json, reply, rpcError } from "./replies.js";
+import { Sessions } from "./sessions.js";
 
 export interface HttpOptions {
   host: string;
@@ -26,12 +32,12 @@ export interface HttpOptions {
   maxSessionsPerClient: number;
   sessionIdleMs: number;
   rateLimitPerMinute: number;
-  /** JSON responses and no sessions, for load-balanced deployments. */
+  /** No session state kept: every request is answered by a fresh server (both eras). */
   stateless: boolean;
   /** Connection hygiene; the defaults suit production, tests shorten them. */
   connections?: { headersTimeoutMs: number; checkEveryMs: number; max: number };
-  /** Builds the MCP server of a new session, bound to its principal. */
-  createSession(sessionId: string, principal: Principal, stateless: boolean): Server;
+  /** The MCP server for one principal: for a 2025 session (its id), or one request (null). */
+  createServer(principal: Principal, sessionId: string | null): Server;
   /** GET /readyz: whether the upstream token exchange works, and if not, why. */
   ready(): Promise<Verdict>;
   metrics: Metrics;
@@ -44,15 +50,6 @@ export interface RunningHttp {
   sessions(): number;
   /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then closes everything. */
   close(graceMs?: number): Promise<void>;
-}
-
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  server: Server;
-  principal: Principal;
-  lastSeen: number;
-  /** Negotiated at initialize; decides whether JSON-RPC batches exist for this session. */
-  protocolVersion: string;
 }
 
 const MCP_PATH = "/mcp";
@@ -69,13 +66,20 @@ const CONNECTIONS = { headersTimeoutMs: 10_000, checkEveryMs: 2_000, max: 2_000 
 const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
- * Streamable HTTP on node:http. Every request: Host and Origin (403), then the bearer (401,
- * `WWW-Authenticate`), then the client's rate (429). A session is bound at `initialize` to the
- * client that opened it; no later request, header or argument can move it to someone else.
+ * Streamable HTTP on node:http, both protocol eras on one endpoint. Every request: Host and
+ * Origin (403), then the bearer (401, `WWW-Authenticate`), then the client's rate (429), then
+ * the body. 2026-07-28 requests (a per-request envelope) are answered by a fresh server each;
+ * 2025 requests by their session's server (or, with `stateless`, by a fresh one each too).
  */
 export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
-  const sessions = new Map<string, Session>();
   const buckets = new Map<string, { tokens: number; at: number }>();
+  const sessions = new Sessions({
+    maxSessions: options.maxSessions,
+    maxSessionsPerClient: options.maxSessionsPerClient,
+    idleMs: options.sessionIdleMs,
+    createServer: options.createServer,
+    logger: options.logger,
+  });
   const countRequest = options.metrics.counter(
     "portfolio_mcp_http_requests_total",
     "HTTP requests answered, by status.",
@@ -83,6 +87,16 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   let inFlight = 0;
   let closing = false;
   options.metrics.gauge("portfolio_mcp_sessions_open", "Open MCP sessions.", () => sessions.size);
+
+  // The principal rides on the request as the SDK's AuthInfo, and back out to our factory.
+  const perRequest = ({ authInfo }: McpRequestContext) => {
+    const principal = (authInfo?.extra as { principal?: Principal } | undefined)?.principal;
+    if (!principal) throw new Error("an MCP request reached the handler unauthenticated");
+    return options.createServer(principal, null);
+  };
+  const onerror = (error: Error) => options.logger.info({ err: error }, "MCP request refused");
+  const modern = createMcpHandler(perRequest, { legacy: "reject", onerror });
+  const modernNode = toNodeHandler(modern);
 
   const connections = options.connections ?? CONNECTIONS;
   const httpServer = createServer(
@@ -167,14 +181,12 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
         return rpcError(res, 400, -32700, "Parse error: the body is not JSON.");
       }
     }
-    const sessionId = req.headers["mcp-session-id"];
-    const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
 
     if (Array.isArray(body)) {
       // Every message of a batch counts against the client's rate, and batches exist only in
       // the one protocol revision that has them.
       const version =
-        existing?.protocolVersion ??
+        sessions.find(req)?.protocolVersion ??
         headerValue(req, "mcp-protocol-version") ??
         VERSION_WITHOUT_HEADER;
       if (!BATCHING_VERSIONS.has(version))
@@ -200,67 +212,35 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     } else {
       body = repairResponse(body);
     }
-    if (options.stateless) return serveStateless(req, res, body, principal);
 
-    if (existing) {
-      // The token must be the one that opened the session: a session never changes hands.
-      if (existing.principal.id !== principal.id)
-        return reply(res, 403, "This session belongs to another client.");
-      existing.lastSeen = Date.now();
-      return existing.transport.handleRequest(req, res, body);
-    }
-    if (typeof sessionId === "string")
-      return rpcError(res, 404, -32001, "Session not found; initialize a new one.");
-    if (req.method !== "POST" || !isInitializeRequest(body)) {
-      return rpcError(res, 400, -32000, "No session: start with an initialize request.");
-    }
-    // A client at its quota gives up its oldest idle session, so one client cannot take all.
-    const own = [...sessions.entries()].filter(([, s]) => s.principal.id === principal.id);
-    if (own.length >= options.maxSessionsPerClient) {
-      const [oldestId, oldest] = own.reduce((a, b) => (b[1].lastSeen < a[1].lastSeen ? b : a));
-      sessions.delete(oldestId);
-      void oldest.server.close().catch(() => {});
-      options.logger.info(
-        { client: principal.id, sessions: own.length },
-        "closed the client's oldest idle session to make room",
-      );
-    }
-    if (sessions.size >= options.maxSessions) {
-      return reply(res, 503, "Too many open sessions; retry shortly.", { "Retry-After": "30" });
-    }
-    const id = randomUUID();
-    const protocolVersion = negotiatedVersion(body);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
-      onsessioninitialized: () => {
-        sessions.set(id, { transport, server, principal, lastSeen: Date.now(), protocolVersion });
-      },
-    });
-    const server = options.createSession(id, principal, false);
-    transport.onclose = () => {
-      sessions.delete(id);
+    (req as IncomingMessage & { auth?: AuthInfo }).auth = {
+      token: "[held by the transport]",
+      clientId: principal.id,
+      scopes: [],
+      extra: { principal },
     };
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    const legacy =
+      req.method !== "POST" || (await isLegacyRequest(await toWebRequest(req, body), body));
+    if (!legacy) return modernNode(req, res, body);
+    if (options.stateless) return statelessLegacy(req, res, body, principal);
+    return sessions.handle(req, res, body, principal);
   }
 
-  /** One server and transport per request, JSON answers, nothing kept between requests. */
-  async function serveStateless(
+  /** A 2025 request without sessions: a fresh server and transport, a JSON answer. */
+  async function statelessLegacy(
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
     principal: Principal,
-  ) {
+  ): Promise<void> {
     if (req.method !== "POST")
       return reply(res, 405, "Stateless mode answers POST only.", { Allow: "POST" });
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
-    const server = options.createSession(`stateless:${principal.id}`, principal, true);
-    res.on("close", () => {
-      void server.close();
-    });
+    const server = options.createServer(principal, null);
+    res.on("close", () => void server.close());
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
   }
@@ -279,22 +259,6 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     }
     return (count - bucket.tokens) / perMs;
   }
-
-  // Idle sessions are closed, transport and server both, so their memory is released.
-  const sweep = setInterval(
-    () => {
-      const cutoff = Date.now() - options.sessionIdleMs;
-      for (const [id, session] of sessions) {
-        if (session.lastSeen < cutoff) {
-          sessions.delete(id);
-          void session.server.close().catch(() => {});
-          options.logger.info({ sessions: sessions.size }, "idle MCP session closed");
-        }
-      }
-    },
-    Math.min(30_000, Math.max(1_000, options.sessionIdleMs / 4)),
-  );
-  sweep.unref();
 
   httpServer.headersTimeout = connections.headersTimeoutMs;
   httpServer.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, connections.headersTimeoutMs);
@@ -325,13 +289,12 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     sessions: () => sessions.size,
     async close(graceMs = 10_000) {
       closing = true;
-      clearInterval(sweep);
       const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       httpServer.closeIdleConnections();
       const deadline = Date.now() + graceMs;
       while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => {})));
-      sessions.clear();
+      await sessions.close();
+      await modern.close();
       httpServer.closeAllConnections();
       await stopped;
     },
@@ -350,36 +313,7 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer 
   return Buffer.concat(chunks);
 }
 
-function reply(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  res
-    .writeHead(status, { "Content-Type": "text/plain; charset=utf-8", ...headers })
-    .end(`${message}\n`);
-}
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
-}
-
-/** The version an initialize request will get: its own when supported, else our latest. */
-function negotiatedVersion(body: unknown): string {
-  const asked = (body as { params?: { protocolVersion?: unknown } }).params?.protocolVersion;
-  return typeof asked === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(asked)
-    ? asked
-    : LATEST_PROTOCOL_VERSION;
-}
-
 function headerValue(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return typeof value === "string" ? value : undefined;
-}
-
-function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res
-    .writeHead(status, { "Content-Type": "application/json" })
-    .end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
 }

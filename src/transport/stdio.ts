@@ -1,19 +1,23 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Server } from "@modelcontextprotocol/server";
+import {
+  StdioServerTransport,
+  serveStdio as serveBothEras,
+} from "@modelcontextprotocol/server/stdio";
 import type { Logger } from "../log.js";
 import { INVALID_REQUEST } from "./jsonrpc.js";
 import { StdioLines } from "./stdio-lines.js";
 
 /**
- * Serves one session over stdin/stdout, as Claude Desktop, Cursor and VS Code launch local
- * servers. stdout carries the protocol only: every log line goes to stderr.
+ * Serves one client over stdin/stdout, as Claude Desktop, Cursor and VS Code launch local
+ * servers, in whichever protocol era its first message opens. stdout carries the protocol only:
+ * every log line goes to stderr.
  */
-export async function serveStdio(
-  server: Server,
+export function serveStdio(
+  createServer: () => Server,
   logger: Logger,
   onClose: () => Promise<void>,
   maxMessageBytes: number,
-): Promise<void> {
+): void {
   const lines = new StdioLines(maxMessageBytes, ({ bytes, id }) => {
     logger.error(
       { bytes, limit: maxMessageBytes, id },
@@ -35,11 +39,13 @@ export async function serveStdio(
   const close = async () => {
     if (closing) return;
     closing = true;
+    await handle.close().catch(() => {});
     await onClose();
   };
-  transport.onclose = () => void close();
-  transport.onerror = (error) => logger.warn({ err: error }, "unreadable stdio message");
-  lines.on("end", () => void server.close().then(close));
-  await server.connect(transport);
+  const handle = serveBothEras(createServer, {
+    transport,
+    onerror: (error) => logger.warn({ err: error }, "unreadable stdio message"),
+  });
+  lines.on("end", () => void close());
   logger.info("serving MCP over stdio");
 }

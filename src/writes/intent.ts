@@ -88,6 +88,11 @@ export function intentDigest(
     .digest("hex");
 }
 
+/** sha256 of a value's canonical JSON (keys sorted, undefined dropped). */
+export function canonicalDigest(value: unknown): string {
+  return createHash("sha256").update(canonical(value)).digest("hex");
+}
+
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value && typeof value === "object") {

@@ -2,18 +2,19 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import {
   type ElicitRequest,
   ElicitRequestSchema,
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
+import { InMemoryTransport } from "@modelcontextprotocol/server";
 import type { ApiSettings, ConfirmMode } from "../../src/config.js";
-import { Directory } from "../../src/resources/directory.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
+import { Directory } from "../../src/toolkit/directory.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { FileJournal } from "../../src/writes/journal.js";
+import { Sealer } from "../../src/writes/seal.js";
 import { clientFor } from "./api.js";
 
 export interface InMemoryOptions {
@@ -34,9 +35,14 @@ export interface InMemoryOptions {
   sessionId?: string;
   /** The client identity writes are bound to; default: the stdio-style name of the SDK client. */
   client?: string;
+  /** A client's tool allowlist, as in the clients file. */
+  allowedTools?: string[];
 }
 
-/** The real MCP server and the SDK's own Client, linked in memory, over a sandbox. */
+/**
+ * The real MCP server and the SDK's 1.x Client (a 2025-era client), linked in memory, over a
+ * sandbox.
+ */
 export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions = {}) {
   const { api, logs } = clientFor(sandbox, options.settings);
   const stateDir = options.writes
@@ -47,24 +53,35 @@ export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions
       ? undefined
       : (options.writes.gate ??
         (await WriteGate.open({
-          store: new FileJournal(stateDir as string),
+          store: new FileJournal(stateDir as string, logs.logger),
           api,
           logger: logs.logger,
           ttlMs: (options.writes.ttlSeconds ?? 900) * 1000,
           maxPendingPerUser: options.writes.maxPending ?? 20,
         })));
-  const server = createMcpServer({
-    api,
-    directory: new Directory(api),
-    session: {
+  const server = createMcpServer(
+    {
+      api,
+      directory: new Directory(api),
+      logger: logs.logger,
+      exportDir: options.exportDir ?? null,
+      writes:
+        gate && options.writes
+          ? {
+              gate,
+              mode: options.writes.mode ?? "auto",
+              sealer: await Sealer.open(stateDir ?? mkdtempSync(join(tmpdir(), "seal-")), null),
+            }
+          : undefined,
+    },
+    {
       sessionId: options.sessionId ?? "in-memory",
       delegatedUser: api.settings.delegatedUser,
       client: options.client ?? null,
+      readOnly: false,
+      allowedTools: options.allowedTools ? new Set(options.allowedTools) : null,
     },
-    logger: logs.logger,
-    exportDir: options.exportDir ?? null,
-    writes: gate && options.writes ? { gate, mode: options.writes.mode ?? "auto" } : undefined,
-  });
+  );
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client(

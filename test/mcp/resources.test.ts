@@ -1,6 +1,6 @@
 import type { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileTemplate } from "../../src/resources/templates.js";
+import { compileTemplate } from "../../src/mcp/uri-template.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
@@ -117,8 +117,11 @@ describe("resources", () => {
   });
 
   it("refuses unknown resources, bad variables and missing records with MCP errors", async () => {
-    expect((await refusal("portfolio://nowhere")).code).toBe(-32002);
-    expect((await refusal("portfolio://operations?colour=red")).code).toBe(-32002);
+    // -32602 with data.uri: the code the 2026-07-28 specification names, for both eras.
+    const nowhere = await refusal("portfolio://nowhere");
+    expect(nowhere.code).toBe(-32602);
+    expect(nowhere.data).toEqual({ uri: "portfolio://nowhere" });
+    expect((await refusal("portfolio://operations?colour=red")).code).toBe(-32602);
     const bad = await refusal("portfolio://operations?limit=900");
     expect(bad.code).toBe(-32602);
     // One prefix, the client's own: the server sends the sentence alone.
@@ -126,7 +129,8 @@ describe("resources", () => {
       "MCP error -32602: The resource portfolio://operations?limit=900 was not read: limit must be at most 200; fix the arguments and try again (nothing was sent).",
     );
     const missing = await refusal("portfolio://operations/00000000-0000-4000-8000-000000000000");
-    expect(missing.code).toBe(-32002);
+    expect(missing.code).toBe(-32602);
+    expect(missing.data).toMatchObject({ uri: expect.stringContaining("00000000-0000-4000") });
     expect(missing.message).toContain("Not found");
     const invalidStatus = await refusal("portfolio://operations?status=en_cours");
     expect(invalidStatus.code).toBe(-32602);

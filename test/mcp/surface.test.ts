@@ -1,13 +1,18 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CATALOGUE } from "../../src/api/catalogue.js";
+import { INVENTORY } from "../../src/inventory/index.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 /**
- * The MCP surface (tools, resource templates, prompts) is committed in test/snapshots so that
- * every change to it is reviewed. `UPDATE_SNAPSHOTS=1 npm test` rewrites the file on purpose.
+ * The MCP surface is committed, one file per tool, resource template, resource and prompt under
+ * test/snapshots/, so that every change to it is reviewed item by item.
+ * `UPDATE_SNAPSHOTS=1 npm test` rewrites them on purpose; otherwise a missing, drifted or stale
+ * file fails.
  */
-const SNAPSHOT = new URL("../snapshots/mcp-surface.json", import.meta.url);
+const ROOT = new URL("../snapshots/", import.meta.url);
+const UPDATE = process.env.UPDATE_SNAPSHOTS === "1";
 
 let sandbox: Sandbox;
 let mcp: Awaited<ReturnType<typeof connectInMemory>>;
@@ -21,23 +26,40 @@ afterAll(async () => {
   await sandbox.close();
 });
 
-describe("the MCP surface", () => {
-  it("matches the committed snapshot", async () => {
-    const surface = {
-      tools: (await mcp.client.listTools()).tools,
-      resourceTemplates: (await mcp.client.listResourceTemplates()).resourceTemplates,
-      prompts: (await mcp.client.listPrompts()).prompts,
-    };
-    const text = `${JSON.stringify(surface, null, 2)}\n`;
-    if (process.env.UPDATE_SNAPSHOTS === "1") writeFileSync(SNAPSHOT, text);
+function compare(kind: string, items: Array<{ name: string }>) {
+  const dir = new URL(`${kind}/`, ROOT);
+  if (UPDATE) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+  }
+  for (const item of items) {
+    const file = new URL(`${item.name}.json`, dir);
+    const text = `${JSON.stringify(item, null, 2)}\n`;
+    if (UPDATE) writeFileSync(file, text);
     expect(
-      existsSync(SNAPSHOT),
-      "missing test/snapshots/mcp-surface.json: run UPDATE_SNAPSHOTS=1 npm test",
+      existsSync(file),
+      `missing test/snapshots/${kind}/${item.name}.json: run UPDATE_SNAPSHOTS=1 npm test`,
     ).toBe(true);
     expect(
       JSON.parse(text),
-      "the MCP surface changed: review it, then UPDATE_SNAPSHOTS=1 npm test",
-    ).toEqual(JSON.parse(readFileSync(SNAPSHOT, "utf8")));
+      `${kind}/${item.name} changed: review it, then UPDATE_SNAPSHOTS=1 npm test`,
+    ).toEqual(JSON.parse(readFileSync(file, "utf8")));
+  }
+  const stale = readdirSync(dir)
+    .map((f) => f.replace(/\.json$/, ""))
+    .filter((name) => !items.some((i) => i.name === name));
+  expect(stale, `snapshots of ${kind} no longer offered: remove them`).toEqual([]);
+}
+
+describe("the MCP surface", () => {
+  it("matches the committed snapshot of each tool, resource template, resource and prompt", async () => {
+    compare("tools", (await mcp.client.listTools()).tools);
+    compare("resource-templates", (await mcp.client.listResourceTemplates()).resourceTemplates);
+    const fixed = (await mcp.client.listResources()).resources.filter(
+      (r) => !r.uri.startsWith("portfolio://operations/"),
+    );
+    compare("resources", fixed);
+    compare("prompts", (await mcp.client.listPrompts()).prompts);
   });
 
   it("declares all four annotations on every tool, consistently with what the tool does", async () => {
@@ -57,11 +79,23 @@ describe("the MCP surface", () => {
     }
   });
 
+  it("derives each tool's readOnlyHint from the kinds of the operations it calls", () => {
+    for (const tool of INVENTORY.tools) {
+      const kinds = tool.operations.map((id) => CATALOGUE[id].kind);
+      const reads = kinds.length > 0 && kinds.every((k) => k === "read");
+      expect(
+        tool.annotations.readOnlyHint,
+        `${tool.name} calls ${tool.operations.join(", ")}`,
+      ).toBe(reads);
+      if (tool.kind === "draft") expect(tool.operations).toContain(tool.writes);
+    }
+  });
+
   it("stays small: few tools, short descriptions, a compact listing", async () => {
     const listing = await mcp.client.listTools();
     expect(listing.tools.length).toBeLessThanOrEqual(40);
     for (const tool of listing.tools)
       expect(tool.description?.length ?? 0, tool.name).toBeLessThanOrEqual(300);
-    expect(JSON.stringify(listing).length).toBeLessThanOrEqual(32_000);
+    expect(JSON.stringify(listing).length).toBeLessThanOrEqual(40_000);
   });
 });

@@ -173,22 +173,29 @@ describe("read-only tools", () => {
     expect(JSON.stringify(reply)).not.toContain("shr_");
   });
 
-  it("exports the INREV workbook as an embedded XLSX with a preview, and saves it when asked", async () => {
+  it("exports the INREV workbook: a link to it and a preview of each sheet, and saves it when asked", async () => {
     const dir = mkdtempSync(join(tmpdir(), "exports-"));
     const session = await connectInMemory(sandbox, { exportDir: dir });
     try {
       const reply = await call("export_inrev_report", {}, session);
-      const [embedded, preview] = reply.content;
-      expect(embedded.type).toBe("resource");
-      expect(embedded.resource.mimeType).toBe(
-        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-      );
+      const [link, preview] = reply.content;
+      // The bytes are not inlined in every call: they are read through the resource.
+      expect(link).toMatchObject({
+        type: "resource_link",
+        uri: "portfolio://reports/inrev",
+        mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      });
+      const read = await session.client.readResource({ uri: link.uri });
       const workbook = new ExcelJS.Workbook();
       await workbook.xlsx.load(
-        Buffer.from(embedded.resource.blob, "base64") as unknown as ArrayBuffer,
+        Buffer.from(
+          (read.contents[0] as { blob: string }).blob,
+          "base64",
+        ) as unknown as ArrayBuffer,
       );
       expect(workbook.worksheets.map((w) => w.name)).toEqual(["Vehicle", "Assets", "Notes"]);
       expect(preview.text).toContain("| Asset name | Operation id |");
+      expect(JSON.stringify(reply).length).toBeLessThan(20_000);
       const out = reply.structuredContent;
       expect(out.sheets.map((s: { name: string }) => s.name)).toEqual([
         "Vehicle",

@@ -248,8 +248,8 @@ describe("connection hygiene", () => {
       rateLimitPerMinute: 60,
       stateless: false,
       connections: { headersTimeoutMs: 300, checkEveryMs: 100, max: 3 },
-      createSession: () => {
-        throw new Error("no session is opened in this test");
+      createServer: () => {
+        throw new Error("no server is built in this test");
       },
       ready: async () => ({ ready: true }),
       metrics: new Metrics(),

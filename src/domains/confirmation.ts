@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { WRITE_OPERATIONS } from "../api/catalogue.js";
+import { UserFacingError } from "../errors.js";
+import { type Domain, defineTool, type ToolContext } from "../inventory/types.js";
+import { outcomeOf, outcomeSchema } from "../writes/outcome.js";
+
+const confirmationId = z
+  .string()
+  .min(1)
+  .max(300)
+  .describe("Exactly as the draft returned it: the write spelled out, then its id in brackets.");
+
+function gate(ctx: ToolContext) {
+  if (!ctx.writes) throw new UserFacingError("This server is read-only; nothing can be written.");
+  return ctx.writes;
+}
+
+/**
+ * The two-step path, for clients that can show neither a form nor an app: the assistant asks
+ * the person, then settles the draft by its spelled-out id.
+ */
+export const confirmation: Domain = {
+  tools: [
+    defineTool({
+      kind: "run",
+      name: "confirm_write",
+      title: "Confirm a drafted write",
+      description:
+        "Sends a drafted write, exactly as previewed, once. Call it only after the user has seen that preview and said yes; never on your own initiative. Confirming again returns the recorded result.",
+      family: "confirmation",
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: true,
+      },
+      operations: WRITE_OPERATIONS,
+      output: outcomeSchema,
+      input: z.strictObject({ confirmation_id: confirmationId }),
+      async run({ confirmation_id }, ctx) {
+        const writes = gate(ctx);
+        return {
+          structured: outcomeOf(
+            await writes.gate.confirm(confirmation_id, writes.caller, ctx.session.delegatedUser),
+          ),
+        };
+      },
+    }),
+    defineTool({
+      kind: "run",
+      name: "cancel_write",
+      title: "Cancel a drafted write",
+      description: "Drops a drafted write that was not confirmed; nothing is sent.",
+      family: "confirmation",
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      operations: [],
+      output: outcomeSchema,
+      input: z.strictObject({ confirmation_id: confirmationId }),
+      async run({ confirmation_id }, ctx) {
+        const writes = gate(ctx);
+        return {
+          structured: outcomeOf(
+            await writes.gate.cancel(confirmation_id, writes.caller, ctx.session.delegatedUser),
+          ),
+        };
+      },
+    }),
+  ],
+};

@@ -1,0 +1,211 @@
+import { z } from "zod";
+import { CATALOGUE } from "../api/catalogue.js";
+import { asListPage, record } from "../api/response.js";
+import { normaliseViewName, VIEW_TYPES, type ViewType, viewStateIssues } from "../api/schemas.js";
+import { invalidArguments, UserFacingError } from "../errors.js";
+import { fieldPath } from "../field-errors.js";
+import { type Domain, defineTool } from "../inventory/types.js";
+import {
+  dashboardItem,
+  presentDashboard,
+  presentSavedView,
+  savedViewItem,
+} from "../toolkit/present.js";
+import { detailTool, listTool } from "../toolkit/read-tools.js";
+import { CREATES, given, lookUp } from "../toolkit/write-tools.js";
+import { quote } from "../writes/display.js";
+import { outcomeSchema } from "../writes/outcome.js";
+
+const q = CATALOGUE;
+const dashboardFields = Object.keys(q.custom_dashboard_create.body.shape);
+const viewFields = ["name", "type", "filters", "columns", "sort", "icon", "color", "is_default"];
+
+/** The delegated user's own things (spec part 5: /users/me*): profile, views, dashboards. */
+export const me: Domain = {
+  tools: [
+    detailTool({
+      name: "get_my_profile",
+      title: "My profile",
+      description: "The profile and preferences of the user this server acts for.",
+      family: "me",
+      operation: "me_get",
+      toRequest: () => ({}),
+    }),
+    listTool({
+      name: "list_my_saved_views",
+      title: "My saved views",
+      description: "The saved views of the user this server acts for (filters, columns).",
+      family: "me",
+      operation: "saved_views_list",
+      item: savedViewItem,
+      present: presentSavedView,
+      pageable: false,
+      narrowHint: "none",
+    }),
+    listTool({
+      name: "list_my_dashboards",
+      title: "My dashboards",
+      description: "The custom dashboards of the user this server acts for.",
+      family: "me",
+      operation: "custom_dashboards_list",
+      item: dashboardItem,
+      present: presentDashboard,
+      pageable: false,
+      narrowHint: "none",
+    }),
+    defineTool({
+      kind: "draft",
+      name: "create_custom_dashboard",
+      title: "Create a custom dashboard",
+      description:
+        "Drafts a custom dashboard for the user this server acts for. Nothing is written until the user confirms it.",
+      family: "me",
+      annotations: CREATES,
+      operations: ["custom_dashboard_create"],
+      writes: "custom_dashboard_create",
+      output: outcomeSchema,
+      input: q.custom_dashboard_create.body,
+      draft: async (args) => {
+        const body = given(args, dashboardFields);
+        return {
+          path: {},
+          body,
+          preview: {
+            action: "Create a custom dashboard",
+            target: `dashboard ${quote(args.name, 200)}`,
+            fields: body,
+            billable: false,
+          },
+        };
+      },
+    }),
+    defineTool({
+      kind: "draft",
+      name: "create_saved_view",
+      title: "Create a saved view",
+      description:
+        "Drafts a saved view (filters, columns, sort) for the user this server acts for. Operations views take statut, not status. Nothing is written until the user confirms it.",
+      family: "me",
+      annotations: CREATES,
+      operations: ["saved_view_create"],
+      writes: "saved_view_create",
+      output: outcomeSchema,
+      input: q.saved_view_create.body,
+      draft: async (args) => {
+        const body = given(args, viewFields);
+        return {
+          path: {},
+          body,
+          preview: {
+            action: "Create a saved view",
+            target: `${args.type} view ${quote(normaliseViewName(args.name), 200)}`,
+            fields: body,
+            billable: false,
+          },
+        };
+      },
+    }),
+    defineTool({
+      kind: "draft",
+      name: "update_saved_view",
+      title: "Update a saved view",
+      description:
+        "Drafts a change to one of the user's saved views: only the fields given change; null clears icon or color. Nothing is written until the user confirms it.",
+      family: "me",
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: true,
+      },
+      operations: ["saved_views_list", "saved_view_update"],
+      writes: "saved_view_update",
+      output: outcomeSchema,
+      input: z
+        .strictObject({
+          view_id: q.saved_view_update.params.shape.view_id,
+          ...q.saved_view_update.body.shape,
+        })
+        .refine((a) => Object.keys(a).some((k) => k !== "view_id"), {
+          path: ["view_id"],
+          message: "needs at least one field to change beside it",
+        }),
+      async draft(args, ctx) {
+        const views = asListPage(await lookUp(ctx, "saved_views_list", {})).items.map(record);
+        const current = views.find(
+          (v) => String(v.id).toLowerCase() === args.view_id.toLowerCase(),
+        );
+        if (!current)
+          throw new UserFacingError(
+            `The user has no saved view ${args.view_id}; nothing was drafted.`,
+          );
+        checkAgainstStoredType(args, current.type);
+        const body = given(args, viewFields);
+        return {
+          path: { view_id: args.view_id },
+          body,
+          preview: {
+            action: "Update a saved view",
+            target: `view ${quote(String(current.name), 200)} (${args.view_id})`,
+            fields: body,
+            billable: false,
+          },
+        };
+      },
+    }),
+  ],
+  resources: [
+    {
+      name: "me",
+      title: "My profile",
+      description: "The delegated user's profile and preferences.",
+      family: "me",
+      uri: "portfolio://me",
+      tool: "get_my_profile",
+      mimeType: "application/json",
+    },
+    {
+      name: "my-saved-views",
+      title: "My saved views",
+      description: "The delegated user's saved views.",
+      family: "me",
+      uri: "portfolio://me/saved-views",
+      tool: "list_my_saved_views",
+      mimeType: "application/json",
+    },
+    {
+      name: "my-dashboards",
+      title: "My dashboards",
+      description: "The delegated user's custom dashboards.",
+      family: "me",
+      uri: "portfolio://me/custom-dashboards",
+      tool: "list_my_dashboards",
+      mimeType: "application/json",
+    },
+  ],
+};
+
+/**
+ * Updates stay bound to the stored view's type (spec part 2): the type cannot change, and the
+ * filters, columns and sort given must be the stored type's.
+ */
+function checkAgainstStoredType(
+  args: { type?: string } & Record<string, unknown>,
+  stored: unknown,
+) {
+  if (!(VIEW_TYPES as readonly unknown[]).includes(stored)) return; // the API will judge
+  const type = stored as ViewType;
+  const errors = viewStateIssues({ ...(args as object), type }).map((issue) => ({
+    field: fieldPath(issue.path),
+    rule: "view type",
+    message: issue.message,
+  }));
+  if (args.type !== undefined && args.type !== type)
+    errors.unshift({
+      field: "type",
+      rule: "stored type",
+      message: `must stay ${type}: a view keeps the type it was created with`,
+    });
+  if (errors.length > 0)
+    throw new UserFacingError(invalidArguments("update_saved_view", errors, "drafted"));
+}

@@ -1,0 +1,231 @@
+import { z } from "zod";
+import { CATALOGUE } from "../api/catalogue.js";
+import { record } from "../api/response.js";
+import { userMessage } from "../errors.js";
+import { type Domain, defineTool } from "../inventory/types.js";
+import { matchCodes, matchNamed } from "../toolkit/directory.js";
+import { folded } from "../toolkit/listing.js";
+import { noteItem, operationItem, presentNote, presentOperation } from "../toolkit/present.js";
+import { isUuid, promptRefusal } from "../toolkit/prompt-args.js";
+import { detailTool, listTool } from "../toolkit/read-tools.js";
+import { CREATES, given, lookUp } from "../toolkit/write-tools.js";
+import { quote } from "../writes/display.js";
+import { outcomeSchema } from "../writes/outcome.js";
+
+const q = CATALOGUE;
+const noteFields = Object.keys(q.operation_note_create.body.shape);
+
+/** Operations: the live book, one operation in full, its notes, and notes to add. */
+export const operations: Domain = {
+  tools: [
+    listTool({
+      name: "list_operations",
+      title: "List operations",
+      description:
+        "Operations, compact (id, name, status, phase, SPV, amounts). Filters: name_contains (part of a name, any case or accents), exact name, status (an operation_status code from get_taxonomies, or active for sourcing to livraison), spv_id. Paged: total, next_offset.",
+      family: "operations",
+      operation: "operations_list",
+      item: operationItem,
+      present: presentOperation,
+      query: q.operations_list.query.shape,
+      local: {
+        shape: {
+          name_contains: z
+            .string()
+            .min(2)
+            .max(100)
+            .optional()
+            .describe(
+              "Part of the name, case and accents ignored; the server searches up to 2,000 operations for it.",
+            ),
+        },
+        keep({ name_contains }) {
+          if (typeof name_contains !== "string") return null;
+          const wanted = folded(name_contains.trim());
+          return (raw) => folded(String(record(raw).name ?? "")).includes(wanted);
+        },
+      },
+      pageable: true,
+      narrowHint: "filter by status or spv_id, or lower limit",
+    }),
+    detailTool({
+      name: "get_operation",
+      title: "Get an operation",
+      description:
+        "One operation in full: financial_summary, kpi_snapshot, business data (units in get_field_definitions).",
+      family: "operations",
+      operation: "operation_get",
+      input: q.operation_get.params,
+    }),
+    listTool({
+      name: "list_operation_notes",
+      title: "List an operation's notes",
+      description:
+        "Follow-up notes of one operation, newest first (text clipped at 1,500 characters). Paged.",
+      family: "operations",
+      operation: "operation_notes_list",
+      item: noteItem,
+      present: presentNote,
+      path: q.operation_notes_list.params.shape,
+      query: q.operation_notes_list.query.shape,
+      pageable: true,
+      narrowHint: "lower limit",
+    }),
+    defineTool({
+      kind: "draft",
+      name: "create_operation_note",
+      title: "Create a follow-up note",
+      description:
+        "Drafts a follow-up note on an operation. Nothing is written until the user confirms this exact note. Give content (or text); note_type is reporting, call, comite, risque or libre.",
+      family: "operations",
+      annotations: CREATES,
+      operations: ["operation_get", "operation_note_create"],
+      writes: "operation_note_create",
+      output: outcomeSchema,
+      input: z
+        .strictObject({
+          operation_id: q.operation_note_create.params.shape.operation_id,
+          ...q.operation_note_create.body.shape,
+        })
+        .refine((a) => a.content != null || a.text != null, {
+          path: ["content"],
+          message: "is required when text is absent (a note needs content or text)",
+        }),
+      async draft(args, ctx) {
+        const operation = record(
+          await lookUp(ctx, "operation_get", { path: { operation_id: args.operation_id } }),
+        );
+        const name = typeof operation.name === "string" ? operation.name : args.operation_id;
+        const body = given(args, noteFields);
+        return {
+          path: { operation_id: args.operation_id },
+          body,
+          excerpt: args.content ?? args.text ?? undefined,
+          preview: {
+            action: "Create a follow-up note",
+            target: `operation ${quote(name, 200)} (${args.operation_id})`,
+            fields: body,
+            billable: false,
+          },
+        };
+      },
+    }),
+  ],
+  resources: [
+    {
+      name: "operations",
+      title: "Operations",
+      description: "Operations, compact; filter by exact name, status code (or active) and SPV.",
+      family: "operations",
+      uri: "portfolio://operations{?name,status,spv_id,limit,offset}",
+      tool: "list_operations",
+      mimeType: "application/json",
+      complete: {
+        status: async (d, typed) =>
+          matchCodes(["active", ...(await d.codes("operation_status"))], typed),
+        spv_id: async (d, typed) => matchNamed(await d.spvs(), typed),
+      },
+    },
+    {
+      name: "operation",
+      title: "Operation",
+      description: "One operation in full.",
+      family: "operations",
+      uri: "portfolio://operations/{operation_id}",
+      tool: "get_operation",
+      mimeType: "application/json",
+      complete: { operation_id: async (d, typed) => matchNamed(await d.operations(), typed) },
+    },
+    {
+      name: "operation-notes",
+      title: "Operation notes",
+      description: "Follow-up notes of one operation, newest first.",
+      family: "operations",
+      uri: "portfolio://operations/{operation_id}/notes",
+      tool: "list_operation_notes",
+      mimeType: "application/json",
+      complete: { operation_id: async (d, typed) => matchNamed(await d.operations(), typed) },
+    },
+  ],
+  prompts: [
+    {
+      name: "operation_brief",
+      title: "Operation brief",
+      description: "Everything about one operation: status, figures, notes, upcoming events.",
+      family: "operations",
+      tools: ["get_operation", "list_operation_notes", "get_operator", "list_calendar_events"],
+      arguments: [
+        {
+          name: "operation_id",
+          description: "The operation's id (completion searches operation names).",
+          required: true,
+          complete: async (d, typed) => matchNamed(await d.operations(), typed),
+        },
+      ],
+      async render(args, ctx) {
+        const id = args.operation_id ?? "";
+        if (!isUuid(id))
+          throw promptRefusal(
+            "operation_brief was not rendered: operation_id must be a UUID; give an operation id (completion finds them by name).",
+          );
+        const call = <T>(promise: Promise<T>) =>
+          promise.catch((error: unknown) => {
+            throw promptRefusal(userMessage(error, "operation_brief"));
+          });
+        const [operation, notes] = await Promise.all([
+          call(
+            ctx.api.call("operation_get", { path: { operation_id: id } }, { signal: ctx.signal }),
+          ),
+          call(
+            ctx.api.call(
+              "operation_notes_list",
+              { path: { operation_id: id }, query: { limit: 20 } },
+              { signal: ctx.signal },
+            ),
+          ),
+        ]);
+        const name = (operation.data as { name?: unknown }).name;
+        const label = typeof name === "string" ? name : id;
+        return {
+          description: `Brief on ${label}`,
+          messages: [
+            {
+              role: "user",
+              content: {
+                type: "resource",
+                resource: {
+                  uri: `portfolio://operations/${id}`,
+                  mimeType: "application/json",
+                  text: JSON.stringify(operation.data),
+                },
+              },
+            },
+            {
+              role: "user",
+              content: {
+                type: "resource",
+                resource: {
+                  uri: `portfolio://operations/${id}/notes`,
+                  mimeType: "application/json",
+                  text: JSON.stringify(notes.data),
+                },
+              },
+            },
+            {
+              role: "user",
+              content: {
+                type: "text",
+                text: [
+                  `Brief me on the operation above (${label}) in under 300 words:`,
+                  "status and phase; the financing (amounts exactly as given, EUR) and KPIs (LTV, DSCR, outstanding);",
+                  "what the latest notes say and any unresolved risk; the operator (get_operator) and SPV;",
+                  "upcoming calendar events for it (list_calendar_events with operation_id). Units come from get_field_definitions.",
+                ].join(" "),
+              },
+            },
+          ],
+        };
+      },
+    },
+  ],
+};

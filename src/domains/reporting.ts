@@ -1,0 +1,63 @@
+import { z } from "zod";
+import { XLSX_MIME } from "../api/response.js";
+import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../inventory/types.js";
+import { previewText, saveExport, summariseWorkbook, workbookSummary } from "../toolkit/inrev.js";
+
+const INREV_URI = "portfolio://reports/inrev";
+
+async function inrevWorkbook(ctx: ToolContext): Promise<Buffer> {
+  const result = await ctx.api.call("reports_inrev", {}, { signal: ctx.signal });
+  return result.data as Buffer;
+}
+
+/**
+ * Reporting. The tool answers with a readable preview of each sheet and a link to the workbook;
+ * the bytes are read through the resource, not inlined in every call.
+ */
+export const reporting: Domain = {
+  tools: [
+    defineTool({
+      kind: "run",
+      name: "export_inrev_report",
+      title: "Export the INREV report",
+      description: `The entity's INREV reporting workbook (XLSX): a preview of each sheet, and a link to the file (${INREV_URI}).`,
+      family: "reporting",
+      annotations: READ_ONLY,
+      operations: ["reports_inrev"],
+      input: z.strictObject({}),
+      output: workbookSummary,
+      async run(_args, ctx) {
+        const bytes = await inrevWorkbook(ctx);
+        const fileName = `inrev-report-${new Date().toISOString().slice(0, 10)}.xlsx`;
+        const summary = await summariseWorkbook(bytes, fileName);
+        const savedPath = ctx.exportDir ? await saveExport(ctx.exportDir, fileName, bytes) : null;
+        return {
+          structured: { ...summary, saved_path: savedPath },
+          blocks: [
+            {
+              type: "resource_link",
+              uri: INREV_URI,
+              name: fileName,
+              title: "INREV report",
+              mimeType: XLSX_MIME,
+              size: bytes.length,
+            },
+            { type: "text", text: previewText(summary) },
+          ],
+        };
+      },
+    }),
+  ],
+  resources: [
+    {
+      name: "inrev-report",
+      title: "INREV report",
+      description: "The INREV reporting workbook (XLSX).",
+      family: "reporting",
+      uri: INREV_URI,
+      tool: "export_inrev_report",
+      mimeType: XLSX_MIME,
+      read: async (ctx) => ({ blob: (await inrevWorkbook(ctx)).toString("base64") }),
+    },
+  ],
+};

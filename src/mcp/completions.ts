@@ -1,0 +1,42 @@
+import { ProtocolError, ProtocolErrorCode, type Server } from "@modelcontextprotocol/server";
+import type { Selection } from "../inventory/index.js";
+import type { Completer } from "../inventory/types.js";
+import type { Logger } from "../log.js";
+import type { Directory } from "../toolkit/directory.js";
+
+const NONE = { completion: { values: [], hasMore: false } };
+
+/** Argument completion for the resource templates and prompts offered to this caller. */
+export function installCompletions(
+  server: Server,
+  selection: Selection,
+  directory: Directory,
+  logger: Logger,
+): void {
+  server.setRequestHandler("completion/complete", async (request) => {
+    const { ref, argument } = request.params;
+    let complete: Completer | undefined;
+    if (ref.type === "ref/resource") {
+      const resource = selection.resources.find((r) => r.uri === ref.uri);
+      if (!resource)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `No resource template ${ref.uri}.`,
+        );
+      complete = resource.complete?.[argument.name];
+    } else {
+      const prompt = selection.prompts.find((p) => p.name === ref.name);
+      if (!prompt)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt ${ref.name}.`);
+      complete = prompt.arguments.find((a) => a.name === argument.name)?.complete;
+    }
+    if (!complete) return NONE;
+    try {
+      const values = await complete(directory, argument.value);
+      return { completion: { values, total: values.length, hasMore: false } };
+    } catch (error) {
+      logger.warn({ err: error, argument: argument.name }, "completion failed");
+      return NONE; // completion is a convenience: never an error in the user's face
+    }
+  });
+}

@@ -1,0 +1,230 @@
+import {
+  type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  inputRequired,
+  inputResponse,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { CATALOGUE } from "../api/catalogue.js";
+import type { ConfirmMode } from "../config.js";
+import { UserFacingError } from "../errors.js";
+import type { DraftTool, ToolContext } from "../inventory/types.js";
+import { describeUser, type WriteGate } from "../writes/gate.js";
+import { type Caller, canonicalDigest, type Intent } from "../writes/intent.js";
+import { type Outcome, outcomeOf } from "../writes/outcome.js";
+import { previewText } from "../writes/preview.js";
+import { SealError, type Sealer } from "../writes/seal.js";
+
+/** Long enough for a person to read the preview and decide. */
+const CONFIRMATION_TIMEOUT_MS = 10 * 60_000;
+
+const CONFIRM_FORM = {
+  type: "object" as const,
+  properties: {
+    confirm: {
+      type: "boolean" as const,
+      title: "Write this",
+      description: "Yes sends exactly this request, once. No sends nothing.",
+      default: false,
+    },
+  },
+  required: ["confirm"],
+};
+
+export interface ConfirmationDeps {
+  gate: WriteGate;
+  mode: ConfirmMode;
+  sealer: Sealer;
+  /** Who is calling, for binding intents: the client identity and session. */
+  caller(ctx: ServerContext): Caller;
+}
+
+/**
+ * How a person confirms this call (DESIGN decision 5): in a form inside the call for a 2025
+ * session, in an input-required round trip for a 2026 client, or with confirm_write where the
+ * client shows no form. The protocol only carries the question; the gate decides what is sent.
+ */
+type Channel = "input-required" | "in-call" | "two-step";
+
+export function channelFor(server: Server, ctx: ServerContext, mode: ConfirmMode): Channel | null {
+  const modern = ctx.mcpReq.envelope !== undefined;
+  const capabilities = modern
+    ? ((ctx.mcpReq.envelope as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY] as
+        | ClientCapabilities
+        | undefined)
+    : server.getClientCapabilities();
+  const elicitation = capabilities?.elicitation;
+  // A bare `elicitation: {}` means form elicitation (specification, client capabilities).
+  const canAsk =
+    elicitation !== undefined &&
+    (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
+  if (mode === "two-step") return "two-step";
+  // A 2025 client that declared elicitation did so at initialize, on a connection that can
+  // carry our question (a stateless 2025 request has no capabilities, so it gets two-step).
+  if (canAsk) return modern ? "input-required" : "in-call";
+  return mode === "elicitation" ? null : "two-step";
+}
+
+/**
+ * A draft tool's call: the first round drafts and asks; an input-required retry carries the
+ * sealed state and the person's answer, and only an explicit yes sends, once.
+ */
+export async function supervise(
+  tool: DraftTool,
+  args: Record<string, unknown>,
+  context: ToolContext,
+  ctx: ServerContext,
+  server: Server,
+  deps: ConfirmationDeps | null,
+): Promise<CallToolResult | InputRequiredResult> {
+  if (!deps) throw new UserFacingError("This server is read-only; nothing can be written.");
+  const caller = deps.caller(ctx);
+  const user = context.session.delegatedUser;
+  const sealed = ctx.mcpReq.envelope !== undefined ? ctx.mcpReq.requestState() : undefined;
+  if (typeof sealed === "string") return answered(tool, args, sealed, caller, context, ctx, deps);
+
+  const channel = channelFor(server, ctx, deps.mode);
+  if (channel === null) {
+    throw new UserFacingError(
+      "This server confirms writes inside the client (PORTFOLIO_CONFIRM=elicitation), and this client cannot show a confirmation form; nothing was drafted.",
+    );
+  }
+  // Refused before anything is drafted: a human must never approve what the API will refuse.
+  if (CATALOGUE[tool.writes].capability !== null && !user) {
+    throw new UserFacingError(
+      "This write acts as the user this server works for, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or PORTFOLIO_DELEGATED_USER_ID); nothing was drafted.",
+    );
+  }
+  const draft = { operation: tool.writes, ...(await tool.draft(args, context)) };
+  const intent = await deps.gate.propose(draft, caller, user);
+  switch (channel) {
+    case "two-step":
+      return outcome(outcomeOf(intent));
+    case "input-required":
+      return ask(
+        intent,
+        deps.sealer.seal({
+          intent: intent.id,
+          tool: tool.name,
+          args: canonicalDigest(args),
+          user: describeUser(user),
+          client: caller.client,
+          expires: Date.parse(intent.expiresAt),
+        }),
+      );
+    case "in-call":
+      return outcome(await askInCall(intent, caller, context, ctx, deps));
+  }
+}
+
+/** The second round of an input-required confirmation. Nothing is sent unless all holds. */
+async function answered(
+  tool: DraftTool,
+  args: Record<string, unknown>,
+  sealed: string,
+  caller: Caller,
+  context: ToolContext,
+  ctx: ServerContext,
+  deps: ConfirmationDeps,
+): Promise<CallToolResult | InputRequiredResult> {
+  const refuse = (why: string) =>
+    new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `The confirmation of ${tool.name} cannot be used: ${why}; nothing was sent. Call ${tool.name} again to draft the write anew.`,
+    );
+  let state: ReturnType<Sealer["open"]>;
+  try {
+    state = deps.sealer.open(sealed);
+  } catch (error) {
+    if (error instanceof SealError) throw refuse(error.message);
+    throw error;
+  }
+  const user = context.session.delegatedUser;
+  if (state.tool !== tool.name) throw refuse(`it was issued for ${state.tool}`);
+  if (state.user !== describeUser(user) || state.client !== caller.client)
+    throw refuse("it was issued to another user or client");
+  if (state.args !== canonicalDigest(args))
+    throw refuse("the arguments differ from those of the write the person was shown");
+  const intent = deps.gate.get(state.intent);
+  if (!intent) throw refuse("its draft no longer exists (drafts are removed once they expire)");
+  if (intent.state !== "pending")
+    throw refuse(`it was already answered (the write is ${intent.state})`);
+
+  const reply = inputResponse(ctx.mcpReq.inputResponses, "confirm");
+  if (reply.kind === "missing") return ask(intent, sealed); // the specification: ask again
+  const yes =
+    reply.kind === "elicit" && reply.action === "accept" && reply.content?.confirm === true;
+  if (yes) return outcome(outcomeOf(await deps.gate.confirm(intent.confirmationId, caller, user)));
+  const declined = reply.kind === "elicit" && reply.action === "decline";
+  return outcome(await cancelled(intent, caller, context, deps, declined));
+}
+
+/** The confirmation form as an input request, with the sealed state to come back with. */
+function ask(intent: Intent, requestState: string): InputRequiredResult {
+  return inputRequired({
+    inputRequests: {
+      confirm: inputRequired.elicit({
+        message: previewText(intent.preview),
+        requestedSchema: CONFIRM_FORM,
+      }),
+    },
+    requestState,
+  });
+}
+
+/** A 2025 session: the form is asked inside the call, on the call's own stream. */
+async function askInCall(
+  intent: Intent,
+  caller: Caller,
+  context: ToolContext,
+  ctx: ServerContext,
+  deps: ConfirmationDeps,
+): Promise<Outcome> {
+  const user = context.session.delegatedUser;
+  let answer: "accept" | "decline" | "cancel";
+  try {
+    const reply = await ctx.mcpReq.elicitInput(
+      { mode: "form", message: previewText(intent.preview), requestedSchema: CONFIRM_FORM },
+      { timeout: CONFIRMATION_TIMEOUT_MS },
+    );
+    answer =
+      reply.action !== "accept"
+        ? reply.action
+        : reply.content?.confirm === true
+          ? "accept"
+          : "decline";
+  } catch (error) {
+    // No answer, or a malformed one: that is not a yes.
+    context.logger.info({ err: error, intent: intent.id }, "confirmation form not answered");
+    answer = "cancel";
+  }
+  if (answer === "accept")
+    return outcomeOf(await deps.gate.confirm(intent.confirmationId, caller, user));
+  return cancelled(intent, caller, context, deps, answer === "decline");
+}
+
+async function cancelled(
+  intent: Intent,
+  caller: Caller,
+  context: ToolContext,
+  deps: ConfirmationDeps,
+  declined: boolean,
+): Promise<Outcome> {
+  const done = await deps.gate.cancel(intent.confirmationId, caller, context.session.delegatedUser);
+  return {
+    ...outcomeOf(done),
+    message: `The user ${declined ? "declined" : "did not confirm"}; nothing was written.`,
+  };
+}
+
+function outcome(structured: Outcome): CallToolResult {
+  return {
+    content: [{ type: "text", text: JSON.stringify(structured) }],
+    structuredContent: structured as unknown as Record<string, unknown>,
+  };
+}

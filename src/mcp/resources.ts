@@ -1,0 +1,155 @@
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type ReadResourceResult,
+  type Resource,
+  ResourceNotFoundError,
+  type Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { ApiError } from "../api/errors.js";
+import { asListPage } from "../api/response.js";
+import { invalidArguments, userMessage } from "../errors.js";
+import { describeIssue } from "../field-errors.js";
+import type { Selection } from "../inventory/index.js";
+import type { ResourceDefinition, ToolContext } from "../inventory/types.js";
+import type { Logger } from "../log.js";
+import { logFailure } from "./failures.js";
+import { familyIcons } from "./icons.js";
+import { type CompiledTemplate, compileTemplate } from "./uri-template.js";
+
+const NUMERIC = new Set(["limit", "offset"]);
+const FIRST_OPERATIONS = 50;
+
+export const isTemplate = (r: ResourceDefinition) => r.uri.includes("{");
+
+const compiled = new Map<string, CompiledTemplate>();
+const templateOf = (r: ResourceDefinition) => {
+  let template = compiled.get(r.uri);
+  if (!template) {
+    template = compileTemplate(r.uri);
+    compiled.set(r.uri, template);
+  }
+  return template;
+};
+
+/** The resource a URI names, among those offered, with its variables. */
+export function matchResource(
+  resources: readonly ResourceDefinition[],
+  uri: string,
+): { resource: ResourceDefinition; variables: Record<string, string> } | null {
+  for (const resource of resources) {
+    const variables = templateOf(resource).match(uri);
+    if (variables) return { resource, variables };
+  }
+  return null;
+}
+
+/**
+ * Serves the `portfolio://` resources offered to this caller. Each reads through the tool that
+ * answers the same question, so both give the same content and the same errors.
+ */
+export function installResources(
+  server: Server,
+  selection: Selection,
+  contextFor: (ctx: ServerContext) => ToolContext,
+  logger: Logger,
+): void {
+  const toolByName = new Map(selection.tools.map((t) => [t.name, t]));
+  const listed = (r: ResourceDefinition) => ({
+    name: r.name,
+    title: r.title,
+    description: r.description,
+    mimeType: r.mimeType,
+    icons: familyIcons(r.family),
+  });
+  const templates = selection.resources.filter(isTemplate).map((r) => ({
+    uriTemplate: r.uri,
+    ...listed(r),
+  }));
+  const fixed: Resource[] = selection.resources
+    .filter((r) => !isTemplate(r))
+    .map((r) => ({ uri: r.uri, ...listed(r) }));
+  const listsOperations = toolByName.has("get_operation") && toolByName.has("list_operations");
+
+  server.setRequestHandler("resources/templates/list", () => ({ resourceTemplates: templates }));
+  server.setRequestHandler("resources/list", async (_request, ctx) => ({
+    resources: listsOperations
+      ? [...fixed, ...(await firstOperations(contextFor(ctx), logger))]
+      : fixed,
+  }));
+
+  server.setRequestHandler("resources/read", async (request, ctx): Promise<ReadResourceResult> => {
+    const uri = request.params.uri;
+    const found = matchResource(selection.resources, uri);
+    if (!found)
+      throw new ResourceNotFoundError(uri, `No resource ${uri}; see resources/templates/list.`);
+    const { resource, variables } = found;
+    const tool = toolByName.get(resource.tool);
+    if (tool?.kind !== "run")
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `Resource ${resource.name} has no tool.`,
+      );
+    const parsed = tool.input.safeParse(toArguments(variables));
+    if (!parsed.success) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        invalidArguments(
+          `The resource ${uri}`,
+          parsed.error.issues.map((i) => describeIssue(i)),
+          "read",
+        ),
+      );
+    }
+    const context = contextFor(ctx);
+    try {
+      const content = resource.read
+        ? await resource.read(context)
+        : { text: JSON.stringify((await tool.run(parsed.data, context)).structured) };
+      return { contents: [{ uri, mimeType: resource.mimeType, ...content }] };
+    } catch (error) {
+      logFailure(logger, error, { resource: resource.name });
+      if (error instanceof ApiError && error.code === "not_found")
+        throw new ResourceNotFoundError(uri, userMessage(error, uri));
+      const invalid =
+        error instanceof ApiError &&
+        (error.code === "invalid_input" || error.code === "invalid_request");
+      throw new ProtocolError(
+        invalid ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
+        userMessage(error, uri),
+      );
+    }
+  });
+}
+
+function toArguments(variables: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(variables).map(([name, value]) => [
+      name,
+      NUMERIC.has(name) && /^\d+$/.test(value) ? Number(value) : value,
+    ]),
+  );
+}
+
+/** A useful first page: the active operations, each as its own resource. */
+async function firstOperations(ctx: ToolContext, logger: Logger): Promise<Resource[]> {
+  try {
+    const { data } = await ctx.api.call(
+      "operations_list",
+      { query: { status: "active", limit: FIRST_OPERATIONS } },
+      { signal: ctx.signal },
+    );
+    return (asListPage(data).items as Array<{ id?: unknown; name?: unknown; status?: unknown }>)
+      .filter((o) => typeof o.id === "string")
+      .map((o) => ({
+        uri: `portfolio://operations/${o.id as string}`,
+        name: typeof o.name === "string" ? o.name : (o.id as string),
+        description: `Operation (${typeof o.status === "string" ? o.status : "unknown status"})`,
+        mimeType: "application/json",
+      }));
+  } catch (error) {
+    logFailure(logger, error, { resource: "operations (listing)" });
+    return []; // the fixed resources are still worth listing
+  }
+}

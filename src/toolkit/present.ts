@@ -1,0 +1,227 @@
+import { z } from "zod";
+import { record } from "../api/response.js";
+
+/**
+ * Compact projections: the fields a person scans in a list. Upstream values are taken only
+ * when they have the expected type (a missing or odd value becomes null), and decimals stay
+ * exactly as the API wrote them, string or number.
+ */
+
+export { record } from "../api/response.js";
+
+const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
+const decimal = (value: unknown): string | number | null =>
+  typeof value === "string" || (typeof value === "number" && Number.isFinite(value)) ? value : null;
+const flag = (value: unknown): boolean | null => (typeof value === "boolean" ? value : null);
+const texts = (value: unknown): string[] | null =>
+  Array.isArray(value) && value.every((v) => typeof v === "string") ? (value as string[]) : null;
+
+const Text = z.string().nullable();
+const Decimal = z.union([z.string(), z.number()]).nullable();
+const Flag = z.boolean().nullable();
+
+/** Clips long free text in lists; the detail tools return it whole. */
+function clip(value: unknown, max: number): string | null {
+  const s = text(value);
+  return s !== null && s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+export const operationItem = z.object({
+  id: z.string(),
+  name: Text,
+  status: Text,
+  phase: Text,
+  spv_id: Text,
+  classe_actif: Text,
+  statut_interne: Text,
+  montant_engage: Decimal.describe("From financial_summary; decimal kept as the API wrote it."),
+  encours: Decimal,
+  prochain_reporting: Text,
+  updated_at: Text,
+});
+
+export function presentOperation(raw: unknown): z.output<typeof operationItem> {
+  const o = record(raw);
+  const finance = record(o.financial_summary);
+  const reporting = record(o.reporting_summary);
+  return {
+    id: String(o.id ?? ""),
+    name: text(o.name),
+    status: text(o.status),
+    phase: text(o.phase),
+    spv_id: text(o.spv_id),
+    classe_actif: text(o.classe_actif),
+    statut_interne: text(o.statut_interne),
+    montant_engage: decimal(finance.montant_engage),
+    encours: decimal(finance.encours),
+    prochain_reporting: text(reporting.prochain_reporting),
+    updated_at: text(o.updated_at),
+  };
+}
+
+export const dealItem = z.object({
+  id: z.string(),
+  name: Text,
+  status: Text,
+  montant_estime: Decimal,
+  classe_actif: Text,
+  operateur_id: Text,
+  operation_id: Text,
+  responsable: Text,
+  date_sourcing: Text,
+  date_closing_prevue: Text,
+});
+
+export function presentDeal(raw: unknown): z.output<typeof dealItem> {
+  const d = record(raw);
+  return {
+    id: String(d.id ?? ""),
+    name: text(d.name),
+    status: text(d.status),
+    montant_estime: decimal(d.montant_estime),
+    classe_actif: text(d.classe_actif),
+    operateur_id: text(d.operateur_id),
+    operation_id: text(d.operation_id),
+    responsable: text(d.responsable),
+    date_sourcing: text(d.date_sourcing),
+    date_closing_prevue: text(d.date_closing_prevue),
+  };
+}
+
+export const operatorItem = z.object({
+  id: z.string(),
+  name: Text,
+  siren: Text,
+  type: Text,
+  reputation_gouvernance_label: Text,
+  litiges_en_cours: Flag,
+  responsable_interne: Text,
+});
+
+export function presentOperator(raw: unknown): z.output<typeof operatorItem> {
+  const o = record(raw);
+  return {
+    id: String(o.id ?? ""),
+    name: text(o.name),
+    siren: text(o.siren),
+    type: text(o.type),
+    reputation_gouvernance_label: text(o.reputation_gouvernance_label),
+    litiges_en_cours: flag(o.litiges_en_cours),
+    responsable_interne: text(o.responsable_interne),
+  };
+}
+
+export const noteItem = z.object({
+  id: z.string(),
+  date: Text,
+  note_type: Text,
+  category: Text,
+  author_name: Text,
+  text: Text.describe("Clipped at 1,500 characters in lists."),
+  is_resolved: Flag,
+});
+
+export function presentNote(raw: unknown): z.output<typeof noteItem> {
+  const n = record(raw);
+  return {
+    id: String(n.id ?? ""),
+    date: text(n.date),
+    note_type: text(n.note_type),
+    category: text(n.category),
+    author_name: text(n.author_name),
+    text: clip(n.text ?? n.content, 1_500),
+    is_resolved: flag(n.is_resolved),
+  };
+}
+
+export const calendarItem = z.object({
+  id: z.string(),
+  event_date: Text,
+  event_type: Text,
+  title: Text,
+  operation_id: Text,
+  spv_id: Text,
+  source: Text,
+  accepted: Flag.describe("null: a proposal not yet decided."),
+});
+
+export function presentCalendarEvent(raw: unknown): z.output<typeof calendarItem> {
+  const e = record(raw);
+  return {
+    id: String(e.id ?? ""),
+    event_date: text(e.event_date),
+    event_type: text(e.event_type),
+    title: text(e.title),
+    operation_id: text(e.operation_id),
+    spv_id: text(e.spv_id),
+    source: text(e.source),
+    accepted: flag(e.accepted),
+  };
+}
+
+export const spvItem = z.object({
+  id: z.string(),
+  name: Text,
+  legal_form: Text,
+  fond_id: Text,
+  status: Text,
+});
+
+export function presentSpv(raw: unknown): z.output<typeof spvItem> {
+  const s = record(raw);
+  return {
+    id: String(s.id ?? ""),
+    name: text(s.name),
+    legal_form: text(s.legal_form),
+    fond_id: text(s.fond_id),
+    status: text(s.status),
+  };
+}
+
+export const savedViewItem = z.object({
+  id: z.string(),
+  name: Text,
+  type: Text,
+  filters: z.record(z.string(), z.unknown()),
+  columns: z.array(z.string()).nullable(),
+  is_default: Flag,
+  updated_at: Text,
+});
+
+export function presentSavedView(raw: unknown): z.output<typeof savedViewItem> {
+  const v = record(raw);
+  return {
+    id: String(v.id ?? ""),
+    name: text(v.name),
+    type: text(v.type),
+    filters: record(v.filters),
+    columns: texts(v.columns),
+    is_default: flag(v.is_default),
+    updated_at: text(v.updated_at),
+  };
+}
+
+export const dashboardItem = z.object({
+  id: z.string(),
+  name: Text,
+  description: Text,
+  is_shared: Flag,
+  widgets: z.int().describe("Number of layout items."),
+  updated_at: Text,
+});
+
+/** Never carries `share_token`: a dashboard's share link must not be published (spec part 2). */
+export function presentDashboard(raw: unknown): z.output<typeof dashboardItem> {
+  const d = record(raw);
+  return {
+    id: String(d.id ?? ""),
+    name: text(d.name),
+    description: clip(d.description, 300),
+    is_shared: flag(d.is_shared),
+    widgets: Array.isArray(d.layout) ? d.layout.length : 0,
+    updated_at: text(d.updated_at),
+  };
+}
+
+/** A complete record whose fields the spec leaves open: its id (when it has one) and the rest as given. */
+export const detail = z.looseObject({});

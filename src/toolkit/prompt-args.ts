@@ -1,0 +1,12 @@
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+
+/** Checks prompts make on their arguments before anything is fetched. */
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+export const isUuid = (value: string) => UUID.test(value);
+
+/** A prompt that cannot be rendered from these arguments: -32602 with one sentence. */
+export function promptRefusal(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
+}

@@ -1,0 +1,144 @@
+import { z } from "zod";
+import type { OperationId } from "../api/catalogue.js";
+import { withoutShareTokens } from "../api/response.js";
+import {
+  defineTool,
+  type Family,
+  READ_ONLY,
+  type ToolContext,
+  type ToolDefinition,
+} from "../inventory/types.js";
+import { filteredPage, listPage, WALK_MAX_ITEMS, walkPages } from "./listing.js";
+import { detail, record } from "./present.js";
+
+/** The shapes and builders every read tool shares: one record, or one list with its paging. */
+
+const allPages = z
+  .boolean()
+  .optional()
+  .describe("Fetch every page (at most 2,000 items) instead of one; reports progress.");
+
+export const listOf = <T extends z.ZodType>(item: T) =>
+  z.object({
+    items: z.array(item),
+    total: z.int(),
+    offset: z.int(),
+    next_offset: z
+      .int()
+      .nullable()
+      .describe("Pass as offset for the next page; null on the last page."),
+    note: z.string().optional(),
+  });
+
+/** One complete record, as the API gives it, without share tokens. */
+export async function fetchDetail(
+  operation: OperationId,
+  input: object,
+  ctx: ToolContext,
+): Promise<Record<string, unknown>> {
+  const result = await ctx.api.call(operation, input as never, {
+    signal: ctx.signal,
+    delegatedUser: ctx.session.delegatedUser,
+  });
+  return withoutShareTokens(record(result.data));
+}
+
+/** A tool that returns one complete record as the API gives it. */
+export function detailTool(options: {
+  name: string;
+  title: string;
+  description: string;
+  family: Family;
+  operation: OperationId;
+  input?: z.ZodObject;
+  toRequest?: (args: Record<string, unknown>) => object;
+}): ToolDefinition {
+  return defineTool({
+    kind: "run",
+    name: options.name,
+    title: options.title,
+    description: options.description,
+    family: options.family,
+    annotations: READ_ONLY,
+    operations: [options.operation],
+    input: options.input ?? z.strictObject({}),
+    output: detail,
+    run: async (args, ctx) => ({
+      structured: await fetchDetail(
+        options.operation,
+        options.toRequest?.(args) ?? { path: args },
+        ctx,
+      ),
+    }),
+  });
+}
+
+/** A tool over a list route: one page by default, every page with `all_pages`. */
+export function listTool<T extends { id: string }>(options: {
+  name: string;
+  title: string;
+  description: string;
+  family: Family;
+  operation: OperationId;
+  item: z.ZodType<T>;
+  present: (raw: unknown) => T;
+  query?: z.ZodRawShape;
+  path?: z.ZodRawShape;
+  /**
+   * Filters the API lacks, served by walking pages here: their arguments, and the predicate
+   * they make (null when none was given).
+   */
+  local?: {
+    shape: z.ZodRawShape;
+    keep(args: Record<string, unknown>): ((raw: unknown) => boolean) | null;
+  };
+  pageable: boolean;
+  narrowHint: string;
+}): ToolDefinition {
+  const localNames = Object.keys(options.local?.shape ?? {});
+  const input = z.strictObject({
+    ...options.path,
+    ...options.query,
+    ...options.local?.shape,
+    ...(options.pageable ? { all_pages: allPages } : {}),
+  });
+  return defineTool({
+    kind: "run",
+    name: options.name,
+    title: options.title,
+    description: options.description,
+    family: options.family,
+    annotations: READ_ONLY,
+    operations: [options.operation],
+    input,
+    output: listOf(options.item),
+    async run(args, ctx) {
+      const { all_pages, ...rest } = args as Record<string, unknown> & { all_pages?: boolean };
+      const pathNames = Object.keys(options.path ?? {});
+      const path = Object.fromEntries(Object.entries(rest).filter(([k]) => pathNames.includes(k)));
+      const query = Object.fromEntries(
+        Object.entries(rest).filter(([k]) => !pathNames.includes(k) && !localNames.includes(k)),
+      );
+      const call = {
+        operation: options.operation,
+        query,
+        path: pathNames.length > 0 ? path : undefined,
+        present: options.present,
+        narrowHint: options.narrowHint,
+        maxLimit: 200,
+      };
+      const keep = options.local?.keep(rest) ?? null;
+      if (keep) {
+        const { limit, offset, ...upstream } = query;
+        const page = {
+          offset: typeof offset === "number" ? offset : 0,
+          limit: all_pages ? WALK_MAX_ITEMS : typeof limit === "number" ? limit : 50,
+        };
+        const { list, text } = await filteredPage({ ...call, query: upstream }, keep, page, ctx);
+        return { structured: list, text };
+      }
+      const { list, text } = all_pages ? await walkPages(call, ctx) : await listPage(call, ctx);
+      return { structured: list, text };
+    },
+  });
+}

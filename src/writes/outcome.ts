@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { record } from "../api/response.js";
+import { sentence, UserFacingError } from "../errors.js";
+import type { Intent } from "./intent.js";
+
+/**
+ * What every write call answers, from the state its intent is in. Kept loose in the listing
+ * (the write tools share the context budget): the status values and fields are told by the
+ * descriptions and the message.
+ */
+export const outcomeSchema = z.object({
+  status: z.string().describe("awaiting_confirmation, succeeded, uncertain or cancelled"),
+  confirmation_id: z.string(),
+  preview: z.record(z.string(), z.unknown()),
+  expires_at: z.string().optional(),
+  result: z.record(z.string(), z.unknown()).optional(),
+  message: z.string(),
+});
+
+export type Outcome = z.output<typeof outcomeSchema> & {
+  status: "awaiting_confirmation" | "succeeded" | "uncertain" | "cancelled";
+};
+
+const TWO_STEP_NOTE =
+  "Nothing has been written. Show the user this preview; call confirm_write with this confirmation_id, exactly as given, only once they have agreed to it, or cancel_write.";
+
+export function outcomeOf(intent: Intent): Outcome {
+  const base = {
+    confirmation_id: intent.confirmationId ?? intent.id,
+    preview: { ...intent.preview },
+  };
+  switch (intent.state) {
+    case "pending":
+      return {
+        ...base,
+        status: "awaiting_confirmation",
+        expires_at: intent.expiresAt,
+        message: TWO_STEP_NOTE,
+      };
+    case "succeeded":
+      return {
+        ...base,
+        status: "succeeded",
+        result: record(intent.result),
+        message: "Written, once. Confirming again returns this same result and sends nothing.",
+      };
+    case "uncertain":
+    case "sending":
+      return {
+        ...base,
+        status: "uncertain",
+        message: `The API did not confirm the write (${intent.error?.code ?? "no answer"}); it may or may not be applied. Call confirm_write again: it resends the same request with the same Idempotency-Key, so it cannot be applied twice.`,
+      };
+    case "cancelled":
+    case "expired":
+      return { ...base, status: "cancelled", message: "Nothing was written." };
+    case "failed":
+      throw new UserFacingError(
+        `${sentence(intent.error?.message ?? "The Partner API refused the write")} Nothing was written.`,
+      );
+  }
+}

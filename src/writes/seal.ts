@@ -1,0 +1,95 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { mkdir, open, readFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * The request state of an input-required round trip (MCP 2026-07-28): the client keeps it and
+ * sends it back with the person's answer, so it must be opaque and unforgeable. AES-256-GCM,
+ * authenticated, with its binding inside: the intent, the tool, a digest of the arguments, the
+ * user and client it was drafted for, and an expiry. Whoever shares the key (every replica of a
+ * deployment with the same state directory or PORTFOLIO_STATE_SECRET) can open it; nobody can
+ * read or change it without the key.
+ */
+
+export interface SealedState {
+  /** The intent to deliver once the person accepts. */
+  intent: string;
+  tool: string;
+  /** sha256 of the canonical arguments of the call that drafted it. */
+  args: string;
+  user: string | null;
+  client: string;
+  /** Milliseconds since the epoch. */
+  expires: number;
+}
+
+const VERSION = "s1";
+const AAD = Buffer.from("portfolio-mcp/request-state/v1");
+const KEY_FILE = "state-secret";
+
+export class SealError extends Error {
+  override name = "SealError";
+}
+
+export class Sealer {
+  private constructor(private readonly key: Buffer) {}
+
+  /**
+   * The key from PORTFOLIO_STATE_SECRET (any length; hashed to 32 bytes), else from
+   * `<state dir>/state-secret`, created once with 32 random bytes, owner-only.
+   */
+  static async open(stateDir: string, secret: string | null): Promise<Sealer> {
+    if (secret) return new Sealer(createHash("sha256").update(secret).digest());
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    const path = join(stateDir, KEY_FILE);
+    try {
+      const file = await open(path, "wx", 0o600); // only the first process to get here writes
+      try {
+        await file.writeFile(randomBytes(32).toString("hex"));
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const hex = (await readFile(path, "utf8")).trim();
+    if (!/^[0-9a-f]{64}$/.test(hex))
+      throw new Error(
+        `${path} is not a state key (64 hexadecimal characters); remove it to make a new one`,
+      );
+    return new Sealer(Buffer.from(hex, "hex"));
+  }
+
+  seal(state: SealedState): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
+    cipher.setAAD(AAD);
+    const body = Buffer.concat([cipher.update(JSON.stringify(state), "utf8"), cipher.final()]);
+    return `${VERSION}.${Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url")}`;
+  }
+
+  /** The state inside, or a SealError saying in a few words why it cannot be trusted. */
+  open(sealed: string, now = Date.now()): SealedState {
+    const [version, payload] = sealed.split(".");
+    if (version !== VERSION || !payload)
+      throw new SealError("it is not a request state of this server");
+    const raw = Buffer.from(payload, "base64url");
+    if (raw.length < 12 + 16 + 2) throw new SealError("it is truncated");
+    let text: string;
+    try {
+      const decipher = createDecipheriv("aes-256-gcm", this.key, raw.subarray(0, 12));
+      decipher.setAAD(AAD);
+      decipher.setAuthTag(raw.subarray(raw.length - 16));
+      text = Buffer.concat([
+        decipher.update(raw.subarray(12, raw.length - 16)),
+        decipher.final(),
+      ]).toString("utf8");
+    } catch {
+      throw new SealError("it was altered, or sealed with another key");
+    }
+    const state = JSON.parse(text) as SealedState;
+    if (now > state.expires) throw new SealError("it has expired");
+    return state;
+  }
+}
