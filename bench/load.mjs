@@ -21,7 +21,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { WebSocket } from "undici";
 import { DEMO_KEYS, DEMO_USERS } from "../dist/sandbox/index.js";
 import { sha256Hex } from "../dist/transport/clients.js";
-import { stopAndExit, stopChild } from "./lib/children.mjs";
+import { stopAndExit, stopChild } from "../scripts/lib/children.mjs";
 import { sandboxProcess, spawnUntil } from "./lib/processes.mjs";
 import { RESULT_OPTIONS, writeResults } from "./lib/results.mjs";
 import { percentile, round } from "./lib/stats.mjs";

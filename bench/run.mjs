@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
 import { DEMO_KEYS } from "../dist/sandbox/keys.js";
 import { bundle } from "../scripts/bundle.mjs";
-import { stopChildren } from "./lib/children.mjs";
+import { stopChildren } from "../scripts/lib/children.mjs";
 import { sandboxOpenApi } from "./lib/openapi.mjs";
 import {
   freePort,

@@ -4,9 +4,9 @@
 // Usage: npm run bench:startup [-- --runs 20]
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { spawnChild } from "./lib/children.mjs";
-import { cleanEnv } from "./lib/processes.mjs";
-import { initializeRequest } from "./lib/protocol.mjs";
+import { spawnChild } from "../scripts/lib/children.mjs";
+import { initializeRequest } from "../scripts/lib/protocol.mjs";
+import { cleanEnv } from "../scripts/lib/spawn.mjs";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "20" } } });
 const runs = Number(values.runs);

@@ -10,10 +10,10 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { spawnChild } from "../bench/lib/children.mjs";
-import { cleanEnv } from "../bench/lib/processes.mjs";
-import { initializeRequest } from "../bench/lib/protocol.mjs";
 import { bundle } from "./bundle.mjs";
+import { spawnChild } from "./lib/children.mjs";
+import { initializeRequest } from "./lib/protocol.mjs";
+import { cleanEnv } from "./lib/spawn.mjs";
 
 const MCPB = "@anthropic-ai/mcpb@2.1.2";
 const root = new URL("..", import.meta.url).pathname;

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 
-const HELPER = new URL("../bench/lib/children.mjs", import.meta.url).href;
+const HELPER = new URL("../scripts/lib/children.mjs", import.meta.url).href;
 const IDLE = "setInterval(() => {}, 60000)";
 /** A child that starts a grandchild, prints the grandchild's pid, and idles. */
 const PARENT = `const { spawn } = require("node:child_process");

@@ -3,19 +3,11 @@ import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { spawnChild, stopChild, trackPid } from "./children.mjs";
-import { initializeRequest } from "./protocol.mjs";
+import { spawnChild, trackPid } from "../../scripts/lib/children.mjs";
+import { initializeRequest } from "../../scripts/lib/protocol.mjs";
+import { cleanEnv, spawnUntil } from "../../scripts/lib/spawn.mjs";
 
-/** How long a child may take to say it is ready before the script gives up on it. */
-const READY_TIMEOUT_MS = 60_000;
-
-/**
- * The environment without the caller's PORTFOLIO_* variables: each script configures the
- * servers it starts explicitly (including the limits it needs), so figures do not depend on
- * the shell they were run from.
- */
-export const cleanEnv = () =>
-  Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")));
+export { cleanEnv, spawnUntil };
 
 /** An SDK client over stdio; the SDK spawns the server, registered here until it is closed. */
 export async function stdioClient(command, args, env) {
@@ -42,35 +34,6 @@ export async function httpClient(url, headers = {}) {
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
   );
   return client;
-}
-
-/** Spawns a process and resolves once its stderr matches, with the match and stderr so far. */
-export function spawnUntil(command, args, env, pattern) {
-  return new Promise((resolve, reject) => {
-    const child = spawnChild(command, args, {
-      env: { ...cleanEnv(), ...env },
-      stdio: ["pipe", "ignore", "pipe"],
-    });
-    let seen = "";
-    const timer = setTimeout(() => {
-      stopChild(child);
-      reject(new Error(`${command} ${args.join(" ")}: not ready after ${READY_TIMEOUT_MS} ms`));
-    }, READY_TIMEOUT_MS);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk) => {
-      seen += chunk;
-      const match = pattern.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, match, stderr: seen });
-      }
-    });
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${command} exited (${code ?? signal}): ${seen.slice(-500)}`));
-    });
-  });
 }
 
 export function freePort() {

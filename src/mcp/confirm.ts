@@ -150,7 +150,7 @@ async function answered(
     throw refuse("it was issued to another user or client");
   if (state.args !== canonicalDigest(args))
     throw refuse("the arguments differ from those of the write the person was shown");
-  const intent = deps.gate.get(state.intent);
+  const intent = await deps.gate.find(state.intent);
   if (!intent) throw refuse("its draft no longer exists (drafts are removed once they expire)");
   if (intent.state !== "pending")
     throw refuse(`it was already answered (the write is ${intent.state})`);

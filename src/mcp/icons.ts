@@ -24,10 +24,13 @@ const PATHS: Record<Family | "server", string> = {
 const svg = (path: string) =>
   `<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24'><path d='${path}' fill='none' stroke='currentColor' stroke-width='2' stroke-linejoin='round'/></svg>`;
 
-/** Only the characters a data URI must not carry raw are escaped: the icon stays short. */
+/**
+ * Only the characters a URI may not carry raw (RFC 3986) are escaped: the icon stays a valid
+ * URI, and short.
+ */
 const icon = (path: string): Icon[] => [
   {
-    src: `data:image/svg+xml,${svg(path).replace(/[<>#%]/g, encodeURIComponent)}`,
+    src: `data:image/svg+xml,${svg(path).replace(/[\s<>#%"{}|\\^`]/g, encodeURIComponent)}`,
     mimeType: "image/svg+xml",
     sizes: ["any"],
   },

@@ -120,6 +120,19 @@ export class WriteGate {
     return this.intents.get(idOf(id) ?? id);
   }
 
+  /**
+   * An intent by id or confirmation id, from memory or else from the store: another process
+   * sharing the state directory (a replica, a restarted server) may have drafted it.
+   */
+  async find(id: string): Promise<Intent | undefined> {
+    const key = idOf(id) ?? id;
+    const known = this.intents.get(key);
+    if (known) return known;
+    const stored = await this.options.store.read(key);
+    if (stored) this.intents.set(key, stored);
+    return stored ?? undefined;
+  }
+
   /** Stores a new pending intent with a fresh key and confirmation id. Nothing is sent. */
   async propose(
     draft: WriteDraft,
@@ -189,8 +202,8 @@ export class WriteGate {
     caller: Caller,
     delegatedUser: DelegatedUser | null,
   ): Promise<Intent> {
-    const id = this.exactId(confirmationId);
-    return this.exclusive(id, async () => {
+    return this.exclusive(idOf(confirmationId) ?? confirmationId, async () => {
+      const id = await this.exactId(confirmationId);
       const intent = this.owned(id, caller, delegatedUser);
       if (intent.state === "pending" && this.clock() > Date.parse(intent.expiresAt)) {
         await this.persist({ ...intent, state: "expired" });
@@ -223,8 +236,8 @@ export class WriteGate {
     caller: Caller,
     delegatedUser: DelegatedUser | null,
   ): Promise<Intent> {
-    const id = this.exactId(confirmationId);
-    return this.exclusive(id, async () => {
+    return this.exclusive(idOf(confirmationId) ?? confirmationId, async () => {
+      const id = await this.exactId(confirmationId);
       const intent = this.owned(id, caller, delegatedUser);
       if (intent.state === "cancelled") return intent;
       if (intent.state !== "pending") {
@@ -344,9 +357,9 @@ export class WriteGate {
    * The journal id inside a confirmation id, once the whole string is the one the draft
    * returned: what the client showed for approval must be the write that is sent.
    */
-  private exactId(confirmationId: string): string {
+  private async exactId(confirmationId: string): Promise<string> {
     const id = idOf(confirmationId) ?? confirmationId;
-    const intent = this.intents.get(id);
+    const intent = await this.find(id);
     if (!intent) {
       throw new GateRefusal(
         "unknown",

@@ -8,6 +8,8 @@ import type { Intent } from "./intent.js";
 /** Where intents live. A file store here; a shared store (Redis) can take its place later. */
 export interface IntentStore {
   load(): Promise<Intent[]>;
+  /** One intent, or null when there is none (or it cannot be trusted). */
+  read(id: string): Promise<Intent | null>;
   save(intent: Intent): Promise<void>;
   remove(id: string): Promise<void>;
 }
@@ -73,6 +75,20 @@ export class FileJournal implements IntentStore {
       await this.quarantine(name, problem, text ?? "");
     }
     return intents;
+  }
+
+  async read(id: string): Promise<Intent | null> {
+    if (!ID_PATTERN.test(id)) return null;
+    const name = `${id}.json`;
+    const text = await readFile(join(this.dir, name), "utf8").catch(() => null);
+    if (text === null) return null;
+    const intent = trust(text, name);
+    if (typeof intent !== "string") return intent;
+    this.logger?.warn(
+      { file: name, problem: intent },
+      "an intent file cannot be trusted; it is left for the next start to quarantine",
+    );
+    return null;
   }
 
   async save(intent: Intent): Promise<void> {

@@ -32,14 +32,21 @@ export class SealError extends Error {
 }
 
 export class Sealer {
-  private constructor(private readonly key: Buffer) {}
+  private constructor(
+    private readonly key: Buffer,
+    private readonly clock: () => number,
+  ) {}
 
   /**
    * The key from PORTFOLIO_STATE_SECRET (any length; hashed to 32 bytes), else from
    * `<state dir>/state-secret`, created once with 32 random bytes, owner-only.
    */
-  static async open(stateDir: string, secret: string | null): Promise<Sealer> {
-    if (secret) return new Sealer(createHash("sha256").update(secret).digest());
+  static async open(
+    stateDir: string,
+    secret: string | null,
+    clock: () => number = Date.now,
+  ): Promise<Sealer> {
+    if (secret) return new Sealer(createHash("sha256").update(secret).digest(), clock);
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
     const path = join(stateDir, KEY_FILE);
     try {
@@ -58,7 +65,7 @@ export class Sealer {
       throw new Error(
         `${path} is not a state key (64 hexadecimal characters); remove it to make a new one`,
       );
-    return new Sealer(Buffer.from(hex, "hex"));
+    return new Sealer(Buffer.from(hex, "hex"), clock);
   }
 
   seal(state: SealedState): string {
@@ -70,7 +77,7 @@ export class Sealer {
   }
 
   /** The state inside, or a SealError saying in a few words why it cannot be trusted. */
-  open(sealed: string, now = Date.now()): SealedState {
+  open(sealed: string): SealedState {
     const [version, payload] = sealed.split(".");
     if (version !== VERSION || !payload)
       throw new SealError("it is not a request state of this server");
@@ -89,7 +96,7 @@ export class Sealer {
       throw new SealError("it was altered, or sealed with another key");
     }
     const state = JSON.parse(text) as SealedState;
-    if (now > state.expires) throw new SealError("it has expired");
+    if (this.clock() > state.expires) throw new SealError("it has expired");
     return state;
   }
 }
