@@ -40,5 +40,5 @@ const BY_FAMILY = new Map(Object.entries(PATHS).map(([family, path]) => [family,
 
 export const familyIcons = (family: Family): Icon[] => BY_FAMILY.get(family) ?? [];
 export const SERVER_ICONS: Icon[] = icon(PATHS.server);
-/** The server's icon as an SVG file, for the MCP bundle's manifest. */
-export const SERVER_ICON_SVG = `${svg(PATHS.server)}\n`;
+/** The server's icon as an SVG file, for the MCP bundle's manifest: no theme there, so a colour. */
+export const SERVER_ICON_SVG = `${svg(PATHS.server).replace("currentColor", "#1d4ed8")}\n`;
