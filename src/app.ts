@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiClient } from "./api/client.js";
+import { type ApiClient, connectApi } from "./api/client.js";
+import { Directory } from "./api/directory.js";
 import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
 import { draftToolNames, toolNames } from "./inventory/index.js";
 import { createLogger, SecretRedactor } from "./log.js";
@@ -10,7 +11,6 @@ import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
 import type { Sandbox } from "./sandbox/index.js";
 import { createMcpServer, type ServerDeps } from "./server.js";
-import { Directory } from "./toolkit/directory.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
 import { WriteGate } from "./writes/gate.js";
@@ -65,7 +65,7 @@ export async function prepare(
     "portfolio_mcp_upstream_calls_total",
     "Partner API attempts, by operation and status.",
   );
-  const api = new ApiClient({
+  const api = connectApi({
     settings: config.api,
     logger,
     redactor,

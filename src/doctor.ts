@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import type { OperationId } from "./api/catalogue.js";
 import type { ApiClient } from "./api/client.js";
-import { ApiError } from "./api/errors.js";
 import type { Config } from "./config.js";
 import { userMessage } from "./errors.js";
+import { ApiError } from "./http/errors.js";
 import { damagedFiles, QUARANTINE_DIR } from "./writes/journal.js";
 
 export type CheckStatus = "ok" | "refused" | "failed" | "skipped";

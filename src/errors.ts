@@ -1,5 +1,5 @@
-import { ApiError } from "./api/errors.js";
 import type { FieldError } from "./field-errors.js";
+import { ApiError } from "./http/errors.js";
 
 const DELEGATION_REASONS: Record<string, string> = {
   delegated_user_not_found: "the delegated user does not exist in this entity",

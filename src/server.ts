@@ -5,6 +5,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { ApiClient } from "./api/client.js";
+import type { Directory } from "./api/directory.js";
 import type { ConfirmMode, DelegatedUser } from "./config.js";
 import { select } from "./inventory/index.js";
 import type { ToolContext } from "./inventory/types.js";
@@ -16,7 +17,6 @@ import { SERVER_ICONS } from "./mcp/icons.js";
 import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
 import { installTools } from "./mcp/tools.js";
-import type { Directory } from "./toolkit/directory.js";
 import { VERSION } from "./version.js";
 import type { WriteGate } from "./writes/gate.js";
 import type { Caller } from "./writes/intent.js";

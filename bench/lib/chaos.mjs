@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
-import { ApiClient } from "../../dist/api/client.js";
+import { connectApi } from "../../dist/api/client.js";
 import { createLogger } from "../../dist/log.js";
 import { startSandbox } from "../../dist/sandbox/index.js";
 import { createMcpServer } from "../../dist/server.js";
-import { Directory } from "../../dist/toolkit/directory.js";
+import { Directory } from "../../dist/api/directory.js";
 import { WriteGate } from "../../dist/writes/gate.js";
 import { FileJournal } from "../../dist/writes/journal.js";
 import { Sealer } from "../../dist/writes/seal.js";
@@ -41,7 +41,7 @@ export async function runChaos({
   const expiries = setInterval(() => control.expireAllBearers(), expireEveryMs);
 
   const logger = createLogger({ level: "silent" });
-  const api = new ApiClient({
+  const api = connectApi({
     settings: {
       baseUrl: sandbox.baseUrl,
       keyId: sandbox.credentials.keyId,

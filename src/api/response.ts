@@ -1,5 +1,5 @@
-import { ApiError } from "./errors.js";
-import type { HttpReply } from "./http.js";
+import { ApiError } from "../http/errors.js";
+import type { HttpReply } from "../http/transport.js";
 
 export const XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);

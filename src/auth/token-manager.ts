@@ -1,32 +1,28 @@
-import type { Cooldown } from "../api/cooldown.js";
-import { ApiError, errorFromResponse } from "../api/errors.js";
-import type { HttpReply, NetworkError, Transport } from "../api/http.js";
-import { parseRetryAfter, type RetryPolicy, retryDelayMs, shouldRetry } from "../api/retry.js";
+import { randomUUID } from "node:crypto";
+import { type AttemptLoop, cancelled, EXCHANGE_OPERATION, type Timing } from "../http/attempts.js";
+import { ApiError, errorFromResponse } from "../http/errors.js";
+import { parseRetryAfter } from "../http/retry.js";
+import type { HttpReply } from "../http/transport.js";
 import type { Logger } from "../log.js";
 import { bearerExpiry, renewalMarginMs } from "./expiry.js";
 import { exchangeMessage, newNonce, signExchange } from "./signer.js";
 
-export const EXCHANGE_OPERATION = "auth_token";
+export { EXCHANGE_OPERATION };
+
 /** A `Date` header this far from our clock (beyond its 1 s resolution) means our clock is off. */
 const CLOCK_GAP_THRESHOLD_MS = 2_000;
 /** Never hand out a bearer this close to its end: it could expire on the wire. */
 const EXPIRY_GUARD_MS = 1_000;
-
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 export interface TokenManagerOptions {
   baseUrl: string;
   keyId: string;
   secret: string;
   prefix: string;
-  transport: Transport;
-  cooldown: Cooldown;
-  policy: RetryPolicy;
-  maxRetryWaitMs: number;
+  /** The attempt loop every call to the API goes through (shared cooldown and retries). */
+  loop: AttemptLoop;
   logger: Logger;
   clock: () => number;
-  sleep: Sleep;
-  random: () => number;
   /** Told of every bearer issued, so logs can scrub it. */
   onBearer?: (token: string) => void;
   /** Removes known secrets from upstream text before it is kept on an error. */
@@ -96,102 +92,54 @@ export class TokenManager {
     return this.inflight;
   }
 
+  /**
+   * One signed exchange through the shared attempt loop: a fresh nonce and timestamp on every
+   * attempt (no signed payload is sent twice), and one more attempt after a 401 whose Date shows
+   * our clock is off. Nobody's signal cancels it: many callers may be waiting for it.
+   */
   private async exchange(): Promise<Bearer> {
-    const { clock, policy } = this.options;
-    const started = clock();
-    let retries = 0;
     let clockCorrected = false;
-    for (let attempt = 1; ; attempt++) {
-      await this.waitForCooldown();
-      const sentAt = clock();
-      let reply: HttpReply;
-      try {
-        reply = await this.sendSignedExchange();
-      } catch (error) {
-        const failure = error as NetworkError;
-        this.log(attempt, null, sentAt);
-        const delay = retryDelayMs(retries, null, policy, this.options.random);
-        const outcome = { kind: "network" as const, code: failure.kind };
-        if (
-          !shouldRetry({
-            outcome,
-            retriesSoFar: retries,
-            elapsedMs: clock() - started,
-            nextDelayMs: delay,
-            policy,
-          })
-        ) {
-          throw new ApiError(
-            `The token exchange at ${this.options.baseUrl} failed: ${failure.message}.`,
-            {
-              code: failure.kind === "timeout" ? "timeout" : "network_error",
-              operationId: EXCHANGE_OPERATION,
-              detail: failure.message,
-              upstream: this.options.baseUrl,
-            },
-          );
-        }
-        retries++;
-        await this.options.sleep(delay);
-        continue;
-      }
-      const receivedAt = clock();
-      this.log(attempt, reply.status, sentAt);
-      if (reply.status === 200) return this.bearerFrom(reply, receivedAt);
-
-      if (
-        reply.status === 401 &&
-        !clockCorrected &&
-        this.learnClockOffset(reply, sentAt, receivedAt)
-      ) {
-        clockCorrected = true; // one more try with the corrected timestamp and a new nonce
-        continue;
-      }
-      const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], clock());
-      if (reply.status === 429) this.options.cooldown.extend(retryAfterMs ?? 1_000);
-      const delay = retryDelayMs(retries, retryAfterMs, policy, this.options.random);
-      const outcome = { kind: "status" as const, status: reply.status };
-      if (
-        shouldRetry({
-          outcome,
-          retriesSoFar: retries,
-          elapsedMs: clock() - started,
-          nextDelayMs: delay,
-          policy,
-        })
-      ) {
-        retries++;
-        if (reply.status !== 429) await this.options.sleep(delay); // a 429 waits in the cooldown
-        continue;
-      }
-      throw errorFromResponse(
-        {
-          operationId: EXCHANGE_OPERATION,
-          requestId: reply.headers["x-request-id"] ?? "",
-          status: reply.status,
-          contentType: reply.headers["content-type"] ?? "",
-          body: reply.body,
-          retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
-          upstream: this.options.baseUrl,
-        },
-        this.options.scrub,
-      );
-    }
+    const exchange = {
+      operationId: EXCHANGE_OPERATION,
+      requestId: `pmcp-${randomUUID()}`,
+      upstream: this.options.baseUrl,
+      build: () => this.signedExchange(),
+      again: (reply: HttpReply, timing: Timing) => {
+        if (reply.status !== 401 || clockCorrected) return false;
+        clockCorrected = this.learnClockOffset(reply, timing.sentAt, timing.receivedAt);
+        return clockCorrected;
+      },
+    };
+    const { reply, receivedAt } = await this.options.loop.run(exchange);
+    if (reply.status === 200) return this.bearerFrom(reply, receivedAt);
+    const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], this.options.clock());
+    throw errorFromResponse(
+      {
+        operationId: EXCHANGE_OPERATION,
+        requestId: reply.headers["x-request-id"] ?? exchange.requestId,
+        status: reply.status,
+        contentType: reply.headers["content-type"] ?? "",
+        body: reply.body,
+        retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
+        upstream: this.options.baseUrl,
+      },
+      this.options.scrub,
+    );
   }
 
-  /** A fresh nonce and the current (corrected) time, every time: no signed payload twice. */
-  private sendSignedExchange(): Promise<HttpReply> {
-    const { keyId, secret, prefix, baseUrl, transport, clock } = this.options;
+  /** The exchange request: the current (corrected) time and a new nonce, signed. */
+  private signedExchange() {
+    const { keyId, secret, prefix, baseUrl, clock } = this.options;
     const timestamp = Math.floor((clock() + this.serverOffsetMs) / 1000);
     const nonce = newNonce();
     const signature = signExchange(secret, exchangeMessage(prefix, keyId, timestamp, nonce));
     this.exchanges++;
-    return transport.send({
+    return {
       method: "POST",
       url: `${baseUrl}/auth/token`,
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ key_id: keyId, timestamp, nonce, signature }),
-    });
+    };
   }
 
   /** True when the answer's `Date` shows our clock is off by more than its resolution. */
@@ -234,37 +182,13 @@ export class TokenManager {
       renewAtMs: expiresAtMs - renewalMarginMs(expiresAtMs - receivedAt),
     };
   }
-
-  private async waitForCooldown(): Promise<void> {
-    const wait = this.options.cooldown.remainingMs();
-    if (wait === 0) return;
-    if (wait > this.options.maxRetryWaitMs) {
-      const seconds = Math.ceil(wait / 1000);
-      throw new ApiError(
-        `The Partner API asked to wait ${seconds} s (rate limit); retry after that.`,
-        {
-          code: "rate_limited",
-          operationId: EXCHANGE_OPERATION,
-          retryAfterSeconds: seconds,
-        },
-      );
-    }
-    await this.options.sleep(wait);
-  }
-
-  private log(attempt: number, status: number | null, sentAt: number): void {
-    this.options.logger.info(
-      { op: EXCHANGE_OPERATION, status, ms: Math.round(this.options.clock() - sentAt), attempt },
-      "token exchange",
-    );
-  }
 }
 
 function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
   if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(cancelled());
+  if (signal.aborted) return Promise.reject(cancelledWait());
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(cancelled());
+    const onAbort = () => reject(cancelledWait());
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(
       (value) => {
@@ -279,9 +203,4 @@ function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
   });
 }
 
-function cancelled(): ApiError {
-  return new ApiError("The call was cancelled.", {
-    code: "aborted",
-    operationId: EXCHANGE_OPERATION,
-  });
-}
+const cancelledWait = () => cancelled({ operationId: EXCHANGE_OPERATION, requestId: "" });

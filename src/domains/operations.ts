@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
+import { matchCodes, matchNamed } from "../api/directory.js";
 import { record } from "../api/response.js";
 import { userMessage } from "../errors.js";
 import { type Domain, defineTool } from "../inventory/types.js";
-import { matchCodes, matchNamed } from "../toolkit/directory.js";
 import { folded } from "../toolkit/listing.js";
 import { noteItem, operationItem, presentNote, presentOperation } from "../toolkit/present.js";
 import { isUuid, promptRefusal } from "../toolkit/prompt-args.js";

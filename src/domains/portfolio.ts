@@ -1,5 +1,5 @@
+import { matchNamed } from "../api/directory.js";
 import type { Domain } from "../inventory/types.js";
-import { matchNamed } from "../toolkit/directory.js";
 import { isUuid, promptRefusal } from "../toolkit/prompt-args.js";
 import { detailTool } from "../toolkit/read-tools.js";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
+import { matchCodes } from "../api/directory.js";
 import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
-import { matchCodes } from "../toolkit/directory.js";
 import { detail } from "../toolkit/present.js";
 import { detailTool, fetchDetail } from "../toolkit/read-tools.js";
 

@@ -2,9 +2,9 @@ import type { GetPromptResult } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { OperationId } from "../api/catalogue.js";
 import type { ApiClient } from "../api/client.js";
+import type { Directory } from "../api/directory.js";
 import type { DelegatedUser } from "../config.js";
 import type { Logger } from "../log.js";
-import type { Directory } from "../toolkit/directory.js";
 import type { WriteDraft, WriteGate } from "../writes/gate.js";
 import type { Caller } from "../writes/intent.js";
 

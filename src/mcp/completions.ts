@@ -1,8 +1,8 @@
 import { ProtocolError, ProtocolErrorCode, type Server } from "@modelcontextprotocol/server";
+import type { Directory } from "../api/directory.js";
 import type { Selection } from "../inventory/index.js";
 import type { Completer } from "../inventory/types.js";
 import type { Logger } from "../log.js";
-import type { Directory } from "../toolkit/directory.js";
 
 const NONE = { completion: { values: [], hasMore: false } };
 

@@ -1,5 +1,5 @@
-import { ApiError } from "../api/errors.js";
 import { UserFacingError } from "../errors.js";
+import { ApiError } from "../http/errors.js";
 import type { Logger } from "../log.js";
 
 /** Refusals the caller can act on: the API's 4xx and our own checks. */

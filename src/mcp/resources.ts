@@ -7,10 +7,10 @@ import {
   type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { ApiError } from "../api/errors.js";
 import { asListPage } from "../api/response.js";
 import { invalidArguments, userMessage } from "../errors.js";
 import { describeIssue } from "../field-errors.js";
+import { ApiError } from "../http/errors.js";
 import type { Selection } from "../inventory/index.js";
 import type { ResourceDefinition, ToolContext } from "../inventory/types.js";
 import type { Logger } from "../log.js";

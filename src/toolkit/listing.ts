@@ -2,6 +2,9 @@ import type { z } from "zod";
 import type { OperationId, OperationInput } from "../api/catalogue.js";
 import { asListPage } from "../api/response.js";
 import type { ToolContext } from "../inventory/types.js";
+
+export { folded } from "../fold.js";
+
 import { type Fitted, fitToBudget, type ListOutput, listOutput } from "./budget.js";
 
 /** Bounds of an `all_pages` walk: enough for a whole portfolio, never unbounded. */
@@ -105,11 +108,6 @@ export async function filteredPage<T extends object>(
   if (offset < total)
     out.note = `Searched the first ${offset} of ${total} records only (the server walks at most ${WALK_MAX_ITEMS}); narrow the query with the API's own filters to search the rest.`;
   return fitToBudget(out, call.narrowHint);
-}
-
-/** Lower case, accents removed: "Rhône" and "rhone" compare equal. */
-export function folded(text: string): string {
-  return text.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
 }
 
 function fetchPage<T extends object>(

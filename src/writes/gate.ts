@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { OperationId } from "../api/catalogue.js";
 import type { ApiClient } from "../api/client.js";
-import { ApiError, isInProgressConflict } from "../api/errors.js";
 import { withoutShareTokens } from "../api/response.js";
 import type { DelegatedUser } from "../config.js";
 import { UserFacingError, userMessage } from "../errors.js";
+import { ApiError, isInProgressConflict } from "../http/errors.js";
 import type { Logger } from "../log.js";
 import { capped, firstWords, flatten, neutralise } from "./display.js";
 import { type Caller, type Intent, intentDigest, type Preview } from "./intent.js";

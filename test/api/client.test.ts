@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "../../src/api/client.js";
-import { ApiError } from "../../src/api/errors.js";
 import { asListPage } from "../../src/api/response.js";
 import { resolveRoutes } from "../../src/api/routes.js";
 import type { ApiSettings } from "../../src/config.js";
+import { ApiError } from "../../src/http/errors.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor } from "../helpers/api.js";
 

@@ -1,14 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ApiError, errorFromResponse } from "../../src/api/errors.js";
 import { asListPage } from "../../src/api/response.js";
-import {
-  DEFAULT_RETRY_POLICY,
-  isRetryable,
-  parseRetryAfter,
-  retryDelayMs,
-  shouldRetry,
-} from "../../src/api/retry.js";
 import {
   bearerExpiry,
   FALLBACK_LIFETIME_MS,
@@ -16,6 +8,14 @@ import {
   renewalMarginMs,
 } from "../../src/auth/expiry.js";
 import { exchangeMessage, newNonce, signExchange } from "../../src/auth/signer.js";
+import { ApiError, errorFromResponse } from "../../src/http/errors.js";
+import {
+  DEFAULT_RETRY_POLICY,
+  isRetryable,
+  parseRetryAfter,
+  retryDelayMs,
+  shouldRetry,
+} from "../../src/http/retry.js";
 import { SecretRedactor } from "../../src/log.js";
 
 describe("signing (spec part 5)", () => {

@@ -1,4 +1,4 @@
-import { ApiClient, type ApiClientOptions } from "../../src/api/client.js";
+import { type ApiClientOptions, connectApi } from "../../src/api/client.js";
 import type { ApiSettings } from "../../src/config.js";
 import { createLogger, SecretRedactor } from "../../src/log.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
@@ -39,7 +39,7 @@ export function clientFor(
   options: Partial<Omit<ApiClientOptions, "settings">> = {},
 ) {
   const logs = capturedLogger();
-  const api = new ApiClient({
+  const api = connectApi({
     settings: apiSettings(sandbox, overrides),
     logger: logs.logger,
     redactor: logs.redactor,

@@ -8,10 +8,10 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
+import { Directory } from "../../src/api/directory.js";
 import type { ApiSettings, ConfirmMode } from "../../src/config.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
-import { Directory } from "../../src/toolkit/directory.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { FileJournal } from "../../src/writes/journal.js";
 import { Sealer } from "../../src/writes/seal.js";

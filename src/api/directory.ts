@@ -1,6 +1,7 @@
-import type { OperationId } from "../api/catalogue.js";
-import type { ApiClient } from "../api/client.js";
-import { asListPage } from "../api/response.js";
+import { folded } from "../fold.js";
+import type { OperationId } from "./catalogue.js";
+import type { ApiClient } from "./client.js";
+import { asListPage } from "./response.js";
 
 export interface Named {
   id: string;
@@ -78,24 +79,17 @@ export class Directory {
 
 /** Ids whose name (or id) contains what was typed, accents and case ignored. */
 export function matchNamed(items: Named[], typed: string): string[] {
-  const needle = fold(typed);
+  const needle = folded(typed.trim());
   return items
     .filter(
-      (i) => needle === "" || fold(i.name).includes(needle) || i.id.startsWith(typed.toLowerCase()),
+      (i) =>
+        needle === "" || folded(i.name).includes(needle) || i.id.startsWith(typed.toLowerCase()),
     )
     .map((i) => i.id)
     .slice(0, MAX_SUGGESTIONS);
 }
 
 export function matchCodes(codes: string[], typed: string): string[] {
-  const needle = fold(typed);
-  return codes.filter((c) => fold(c).startsWith(needle)).slice(0, MAX_SUGGESTIONS);
-}
-
-function fold(text: string): string {
-  return text
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase()
-    .trim();
+  const needle = folded(typed.trim());
+  return codes.filter((c) => folded(c).startsWith(needle)).slice(0, MAX_SUGGESTIONS);
 }

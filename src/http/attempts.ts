@@ -1,0 +1,196 @@
+import type { Logger } from "../log.js";
+import type { Cooldown } from "./cooldown.js";
+import { ApiError, isInProgressConflict, reasonCodeOf } from "./errors.js";
+import {
+  type AttemptOutcome,
+  parseRetryAfter,
+  type RetryPolicy,
+  retryDelayMs,
+  shouldRetry,
+} from "./retry.js";
+import type { HttpReply, HttpRequest, NetworkError, Transport } from "./transport.js";
+
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface AttemptLoopOptions {
+  transport: Transport;
+  /** Shared by every call of a client: after a 429 nobody sends until it has passed. */
+  cooldown: Cooldown;
+  policy: RetryPolicy;
+  /** The longest cooldown a call waits out; beyond it the call ends as rate_limited. */
+  maxRetryWaitMs: number;
+  logger: Logger;
+  clock: () => number;
+  sleep: Sleep;
+  random: () => number;
+  /** Told of every attempt (status null: no answer), for metrics. */
+  onAttempt?: (operation: string, status: number | null) => void;
+}
+
+/** One request to send until it gets an answer worth keeping. */
+export interface Exchange {
+  operationId: string;
+  requestId: string;
+  /** The API's base URL, named in failures. */
+  upstream: string;
+  /** Aborts every wait and the request in flight; the call ends as `aborted`. */
+  signal?: AbortSignal;
+  /** Builds one attempt: a fresh nonce, the current bearer. */
+  build(): Promise<Omit<HttpRequest, "signal">> | Omit<HttpRequest, "signal">;
+  /** An answer the caller handles itself: true to go again at once (a renewed bearer). */
+  again?(reply: HttpReply, timing: Timing): boolean;
+}
+
+export interface Timing {
+  sentAt: number;
+  receivedAt: number;
+}
+
+export interface Attempted extends Timing {
+  reply: HttpReply;
+  attempts: number;
+}
+
+/**
+ * The one attempt loop of every call to the API, token exchanges and business calls alike: the
+ * shared cooldown, retries of what is safe to retry (full jitter, or the server's Retry-After),
+ * and waits that the caller's cancellation interrupts. It returns the last answer; the caller
+ * decides what a success or a refusal means (stripe-node's RequestSender, octokit's retry).
+ */
+export class AttemptLoop {
+  /** Retries made after a failed attempt (immediate goes-again not counted). */
+  retries = 0;
+
+  constructor(private readonly options: AttemptLoopOptions) {}
+
+  get cooldown(): Cooldown {
+    return this.options.cooldown;
+  }
+
+  async run(exchange: Exchange): Promise<Attempted> {
+    const { clock, policy, random } = this.options;
+    const started = clock();
+    let retries = 0;
+    for (let attempt = 1; ; attempt++) {
+      await this.waitForCooldown(exchange);
+      const request = await exchange.build();
+      const sentAt = clock();
+      let reply: HttpReply;
+      try {
+        reply = await this.options.transport.send({ ...request, signal: exchange.signal });
+      } catch (error) {
+        const failure = error as NetworkError;
+        this.log(exchange, null, sentAt, attempt);
+        if (failure.kind === "aborted") throw cancelled(exchange);
+        const wait = retryDelayMs(retries, null, policy, random);
+        const outcome = { kind: "network" as const, code: failure.kind };
+        if (failure.kind !== "other" && this.mayRetry(outcome, retries, started, wait)) {
+          retries++;
+          await this.pause(wait, exchange);
+          continue;
+        }
+        throw new ApiError(
+          `The Partner API at ${exchange.upstream} could not be reached for ${exchange.operationId}: ${failure.message}.`,
+          {
+            code: failure.kind === "timeout" ? "timeout" : "network_error",
+            operationId: exchange.operationId,
+            requestId: exchange.requestId,
+            detail: failure.message,
+            upstream: exchange.upstream,
+          },
+        );
+      }
+      const receivedAt = clock();
+      this.log(exchange, reply.status, sentAt, attempt);
+      if (reply.status >= 200 && reply.status < 300)
+        return { reply, sentAt, receivedAt, attempts: attempt };
+      if (exchange.again?.(reply, { sentAt, receivedAt })) continue;
+
+      const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], clock());
+      if (reply.status === 429) this.options.cooldown.extend(retryAfterMs ?? 1_000);
+      const wait = retryDelayMs(retries, retryAfterMs, policy, random);
+      const inProgress =
+        reply.status === 409 &&
+        isInProgressConflict(
+          409,
+          reasonCodeOf(reply.body, reply.headers["content-type"] ?? ""),
+          reply.headers["retry-after"],
+        );
+      const outcome = { kind: "status" as const, status: reply.status, inProgress };
+      if (this.mayRetry(outcome, retries, started, wait)) {
+        retries++;
+        if (reply.status !== 429) await this.pause(wait, exchange); // a 429 waits in the cooldown
+        continue;
+      }
+      return { reply, sentAt, receivedAt, attempts: attempt };
+    }
+  }
+
+  private mayRetry(
+    outcome: AttemptOutcome,
+    retries: number,
+    started: number,
+    nextDelayMs: number,
+  ): boolean {
+    const allowed = shouldRetry({
+      outcome,
+      retriesSoFar: retries,
+      elapsedMs: this.options.clock() - started,
+      nextDelayMs,
+      policy: this.options.policy,
+    });
+    if (allowed) this.retries++;
+    return allowed;
+  }
+
+  private async waitForCooldown(exchange: Exchange): Promise<void> {
+    const wait = this.options.cooldown.remainingMs();
+    if (wait === 0) return;
+    if (wait > this.options.maxRetryWaitMs) {
+      const seconds = Math.ceil(wait / 1000);
+      throw new ApiError(
+        `The Partner API is rate limiting this key; retry ${exchange.operationId} in ${seconds} s.`,
+        {
+          code: "rate_limited",
+          operationId: exchange.operationId,
+          requestId: exchange.requestId,
+          retryAfterSeconds: seconds,
+        },
+      );
+    }
+    await this.pause(wait, exchange);
+  }
+
+  /** Waits, unless the caller cancels: then the call ends as `aborted`. */
+  private async pause(ms: number, exchange: Exchange): Promise<void> {
+    try {
+      await this.options.sleep(ms, exchange.signal);
+    } catch {
+      throw cancelled(exchange);
+    }
+  }
+
+  private log(exchange: Exchange, status: number | null, sentAt: number, attempt: number): void {
+    this.options.onAttempt?.(exchange.operationId, status);
+    this.options.logger.info(
+      {
+        op: exchange.operationId,
+        status,
+        ms: Math.round(this.options.clock() - sentAt),
+        requestId: exchange.requestId,
+        attempt,
+      },
+      exchange.operationId === EXCHANGE_OPERATION ? "token exchange" : "upstream call",
+    );
+  }
+}
+
+export const EXCHANGE_OPERATION = "auth_token";
+
+export function cancelled(exchange: Pick<Exchange, "operationId" | "requestId">): ApiError {
+  return new ApiError("The call was cancelled.", {
+    code: "aborted",
+    operationId: exchange.operationId,
+    requestId: exchange.requestId,
+  });
+}

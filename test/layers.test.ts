@@ -1,0 +1,84 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/**
+ * Layers point down only (DESIGN.md): a module imports from its own layer or below. The order,
+ * from the bottom: shared leaves, configuration, the HTTP attempt loop, auth, the API client,
+ * model-facing errors, writes, the inventory's types, the toolkit, the domains, the inventory,
+ * the MCP handlers, the server, the transports, then the app and the command line. The sandbox
+ * stands apart: an independent oracle, it imports nothing from the client side.
+ */
+const LAYERS: Array<[string, RegExp]> = [
+  ["leaves", /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics)\.ts$/],
+  ["config", /^src\/config\.ts$/],
+  ["http", /^src\/http\//],
+  ["auth", /^src\/auth\//],
+  ["api", /^src\/api\//],
+  ["errors", /^src\/(errors|readiness)\.ts$/],
+  ["writes", /^src\/writes\//],
+  ["inventory types", /^src\/inventory\/types\.ts$/],
+  ["toolkit", /^src\/toolkit\//],
+  ["domains", /^src\/domains\//],
+  ["inventory", /^src\/inventory\/index\.ts$/],
+  ["mcp", /^src\/mcp\//],
+  ["server", /^src\/server\.ts$/],
+  ["transport", /^src\/transport\//],
+  ["app", /^src\/(app|doctor)\.ts$/],
+  ["cli", /^src\/cli\.ts$/],
+];
+const SANDBOX_MAY_USE = /^src\/(sandbox\/|log\.ts|cli-args\.ts|field-errors\.ts|closest\.ts)/;
+
+const root = join(import.meta.dirname, "..");
+const files = (dir: string): string[] =>
+  readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? files(`${dir}/${e.name}`)
+      : e.name.endsWith(".ts")
+        ? [`${dir}/${e.name}`]
+        : [],
+  );
+
+function imports(file: string): string[] {
+  const text = readFileSync(join(root, file), "utf8");
+  const found = [...text.matchAll(/(?:from\s+|import\()\s*"(\.[^"]+)"/g)].map((m) => m[1] ?? "");
+  return found.map((spec) =>
+    relative(root, join(root, dirname(file), spec)).replace(/\.js$/, ".ts"),
+  );
+}
+
+const layerOf = (file: string) => LAYERS.findIndex(([, pattern]) => pattern.test(file));
+
+describe("layers", () => {
+  const sources = files("src");
+
+  it("place every module of src/ in a layer", () => {
+    const unplaced = sources.filter((f) => !f.startsWith("src/sandbox/") && layerOf(f) === -1);
+    expect(unplaced).toEqual([]);
+  });
+
+  it("point down only", () => {
+    const upward: string[] = [];
+    for (const file of sources.filter((f) => !f.startsWith("src/sandbox/"))) {
+      for (const target of imports(file)) {
+        if (target.startsWith("src/sandbox/")) continue; // loaded on demand, as a program
+        if (layerOf(target) > layerOf(file))
+          upward.push(
+            `${file} (${LAYERS[layerOf(file)]?.[0]}) imports ${target} (${LAYERS[layerOf(target)]?.[0]})`,
+          );
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it("keep the sandbox independent of the client it checks", () => {
+    const leaks = sources
+      .filter((f) => f.startsWith("src/sandbox/"))
+      .flatMap((file) =>
+        imports(file)
+          .filter((t) => !SANDBOX_MAY_USE.test(t))
+          .map((t) => `${file} imports ${t}`),
+      );
+    expect(leaks).toEqual([]);
+  });
+});
