@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { SandboxKey } from "./keys.js";
-import type { User } from "./model.js";
+import type { User } from "./models/users.js";
 import { Problem } from "./problem.js";
 
 /**

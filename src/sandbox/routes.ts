@@ -1,3 +1,4 @@
+import { alertRoutes } from "./handlers/alerts.js";
 import { calendarRoutes } from "./handlers/calendar.js";
 import { dealRoutes } from "./handlers/deals.js";
 import { meRoutes } from "./handlers/me.js";
@@ -11,7 +12,10 @@ import { structureRoutes } from "./handlers/structures.js";
 import { workflowRoutes } from "./handlers/workflows.js";
 import type { RouteDef } from "./routing.js";
 
-/** The sandbox's route table (README, "Sandbox routes"). The token exchange is handled apart. */
+/**
+ * The routes the sandbox serves: one line per handler file. The token exchange is served
+ * apart (tokens.ts). The contract they must add up to is contract/table.ts.
+ */
 export const ROUTES: readonly RouteDef[] = [
   ...portfolioRoutes,
   ...operationRoutes,
@@ -20,6 +24,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...operatorRoutes,
   ...referenceRoutes,
   ...sirenRoutes,
+  ...alertRoutes,
   ...calendarRoutes,
   ...reportRoutes,
   ...workflowRoutes,

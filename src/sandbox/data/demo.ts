@@ -1,25 +1,16 @@
-import type {
-  CalendarEvent,
-  Dashboard,
-  Deal,
-  DealStatus,
-  Entity,
-  FieldDefinition,
-  Fund,
-  JsonObject,
-  Note,
-  Notification,
-  Operation,
-  Operator,
-  OperatorType,
-  Recommendation,
-  SavedView,
-  SirenRecord,
-  Spv,
-  TaxonomyDimension,
-  User,
-  WorkflowDefinition,
-} from "../model.js";
+import type { Notification } from "../models/alerts.js";
+import type { CalendarEvent } from "../models/calendar.js";
+import type { JsonObject } from "../models/common.js";
+import type { Deal, DealStatus } from "../models/deals.js";
+import type { Dashboard, SavedView } from "../models/delegated.js";
+import type { Entity } from "../models/entity.js";
+import type { Note, Operation } from "../models/operations.js";
+import type { Operator, OperatorType } from "../models/operators.js";
+import type { SirenRecord } from "../models/siren.js";
+import type { Fund, Spv } from "../models/structures.js";
+import type { FieldDefinition, TaxonomyDimension } from "../models/taxonomies.js";
+import type { User } from "../models/users.js";
+import type { Recommendation, WorkflowDefinition } from "../models/workflows.js";
 import { Random } from "../random.js";
 import { withCheckDigit } from "../siren.js";
 import { FIELD_DEFINITIONS } from "./field-definitions.js";
@@ -80,11 +71,7 @@ export const DEMO_USERS = {
 /** Builds the whole demo data set. Pure: depends only on its options. */
 export function buildDemoData({ seed, today }: DemoOptions): DemoData {
   const rng = new Random(seed);
-  const t0 = Date.parse(`${today}T09:00:00.000Z`);
-  if (Number.isNaN(t0)) throw new Error(`today must be a date (YYYY-MM-DD), got ${today}`);
-  const at = (days: number, minutes = 0) =>
-    new Date(t0 + days * DAY_MS + minutes * 60_000).toISOString();
-  const day = (days: number) => at(days).slice(0, 10);
+  const { at, day } = demoDates(today);
   const money = (euros: number) => euros.toFixed(2);
   const person = () => `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
   const sirenFrom = () => withCheckDigit(String(rng.int(30_000_000, 99_999_999)));
@@ -199,8 +186,17 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
   };
 }
 
-type At = (days: number, minutes?: number) => string;
-type Day = (days: number) => string;
+export type At = (days: number, minutes?: number) => string;
+export type Day = (days: number) => string;
+
+/** Dates relative to `today` at 09:00 UTC: `at(-3, 30)` is three days ago at 09:30. */
+export function demoDates(today: string): { at: At; day: Day } {
+  const t0 = Date.parse(`${today}T09:00:00.000Z`);
+  if (Number.isNaN(t0)) throw new Error(`today must be a date (YYYY-MM-DD), got ${today}`);
+  const at = (days: number, minutes = 0) =>
+    new Date(t0 + days * DAY_MS + minutes * 60_000).toISOString();
+  return { at, day: (days) => at(days).slice(0, 10) };
+}
 
 /** `Léa` -> `lea`: addresses stay ASCII, as most mail systems expect. */
 function ascii(name: string): string {
@@ -735,13 +731,19 @@ function buildNotifications(rng: Random, at: At, operations: Operation[]): Notif
   return Array.from({ length: 18 }, (_, i) => {
     const [severity, title] = templates[i % templates.length] as (typeof templates)[number];
     const operation = rng.pick(watched.length > 0 ? watched : operations);
+    const id = rng.uuid();
+    const read = i >= 12 || (severity === "info" && rng.chance(0.5));
+    const createdAt = at(-rng.int(0, 30), rng.int(0, 600));
     return {
-      id: rng.uuid(),
+      id,
       title: `${title} – ${operation.name}`,
       severity,
-      read: i >= 12 || (severity === "info" && rng.chance(0.5)),
+      read,
+      // Read two hours after it arrived; the alerts' seed links notifications to alerts.
+      read_at: read ? new Date(Date.parse(createdAt) + 7_200_000).toISOString() : null,
       operation_id: operation.id,
-      created_at: at(-rng.int(0, 30), rng.int(0, 600)),
+      alert_id: null,
+      created_at: createdAt,
     };
   });
 }

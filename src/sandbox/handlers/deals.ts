@@ -1,25 +1,21 @@
 import { z } from "zod";
+import { component, pageOf } from "../models/common.js";
+import { DEAL_STATUSES, dealSchema } from "../models/deals.js";
 import { notFound } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 import { uuid } from "../validation.js";
 import { page, pageQuery } from "./pagination.js";
 
-export const DEAL_STATUSES = [
-  "sourcing",
-  "analyse",
-  "due_diligence",
-  "comite",
-  "closing",
-  "abandonne",
-] as const;
-
 export const dealRoutes = [
   defineRoute({
     id: "deals_list",
+    family: "deals",
     method: "GET",
     path: "/deals",
     scope: "deals:read",
     kind: "read",
+    summary: "List deals of the pipeline",
+    response: { status: 200, schema: component("DealList", pageOf(dealSchema)) },
     query: z.strictObject({ status: z.enum(DEAL_STATUSES).optional(), ...pageQuery(200, 50) }),
     handle({ query, state }) {
       const deals = state.data.deals
@@ -30,10 +26,14 @@ export const dealRoutes = [
   }),
   defineRoute({
     id: "deal_get",
+    family: "deals",
     method: "GET",
     path: "/deals/{deal_id}",
     scope: "deals:read",
     kind: "read",
+    summary: "Get a deal",
+    response: { status: 200, schema: dealSchema },
+    refusals: { 404: ["deal_not_found"] },
     params: z.strictObject({ deal_id: uuid }),
     handle({ params, state }) {
       const deal = state.data.deals.find((d) => d.id === params.deal_id.toLowerCase());

@@ -1,12 +1,21 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { Dashboard, JsonObject, SavedView, SavedViewType, SortKey } from "../model.js";
+import { component, type JsonObject, jsonObject, pageOf } from "../models/common.js";
+import {
+  type Dashboard,
+  dashboardSchema,
+  type SavedView,
+  type SavedViewType,
+  type SortKey,
+  savedViewSchema,
+  VIEW_TYPES,
+} from "../models/delegated.js";
+import { profileSchema } from "../models/users.js";
 import { type FieldError, invalid, notFound } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 import { uuid } from "../validation.js";
 
 // Spec part 2, saved views. The token lists and allowlists are the sandbox's (see README).
-export const VIEW_TYPES = ["operations", "deals", "operateurs"] as const;
 export const VIEW_ICONS = [
   "star",
   "folder",
@@ -89,7 +98,6 @@ export const VIEW_COLUMNS: Record<SavedViewType, readonly string[]> = {
 };
 
 const VIEW_STATE_MAX_BYTES = 16_384;
-const jsonObject = z.record(z.string(), z.json());
 
 const viewFields = {
   filters: jsonObject.optional(),
@@ -197,20 +205,26 @@ function ownView(views: SavedView[], userId: string, viewId: string): SavedView 
 export const meRoutes = [
   defineRoute({
     id: "me_get",
+    family: "delegated",
     method: "GET",
     path: "/users/me",
     scope: "users:read",
     kind: "read",
     capability: "user_self_service",
+    summary: "Get the delegated user's profile",
+    response: { status: 200, schema: profileSchema },
     handle: ({ user, state }) => json({ ...user, entity_id: state.data.entity.id }),
   }),
   defineRoute({
     id: "saved_views_list",
+    family: "delegated",
     method: "GET",
     path: "/users/me/saved-views",
     scope: "users:read",
     kind: "read",
     capability: "saved_views",
+    summary: "List the delegated user's saved views",
+    response: { status: 200, schema: component("SavedViewList", pageOf(savedViewSchema)) },
     handle({ user, state }) {
       const views = state.data.savedViews.filter((v) => v.user_id === user?.id);
       return json({ items: views, total: views.length });
@@ -218,11 +232,15 @@ export const meRoutes = [
   }),
   defineRoute({
     id: "saved_view_create",
+    family: "delegated",
     method: "POST",
     path: "/users/me/saved-views",
     scope: "users:write",
     kind: "write",
     capability: "saved_views",
+    summary: "Create a saved view",
+    response: { status: 201, schema: savedViewSchema },
+    example: () => ({ body: { name: "Opérations en travaux", type: "operations" } }),
     body: createViewBody,
     handle({ body, user, state, now }) {
       const name = normaliseViewName(body.name);
@@ -251,11 +269,17 @@ export const meRoutes = [
   }),
   defineRoute({
     id: "saved_view_update",
+    family: "delegated",
     method: "PATCH",
     path: "/users/me/saved-views/{view_id}",
     scope: "users:write",
     kind: "write",
     capability: "saved_views",
+    summary: "Change a saved view",
+    description: "Absent fields are left as they are; the view keeps its type.",
+    response: { status: 200, schema: savedViewSchema },
+    refusals: { 404: ["saved_view_not_found"] },
+    example: () => ({ body: { name: "Vue renommée" } }),
     params: z.strictObject({ view_id: uuid }),
     body: updateViewBody,
     handle({ params, body, user, state, now }) {
@@ -291,11 +315,14 @@ export const meRoutes = [
   }),
   defineRoute({
     id: "custom_dashboards_list",
+    family: "delegated",
     method: "GET",
     path: "/users/me/custom-dashboards",
     scope: "users:read",
     kind: "read",
     capability: "custom_dashboards",
+    summary: "List the delegated user's dashboards",
+    response: { status: 200, schema: component("CustomDashboardList", pageOf(dashboardSchema)) },
     handle({ user, state }) {
       const dashboards = state.data.dashboards.filter((d) => d.user_id === user?.id);
       return json({ items: dashboards, total: dashboards.length });
@@ -303,11 +330,14 @@ export const meRoutes = [
   }),
   defineRoute({
     id: "custom_dashboard_create",
+    family: "delegated",
     method: "POST",
     path: "/users/me/custom-dashboards",
     scope: "users:write",
     kind: "write",
     capability: "custom_dashboards",
+    summary: "Create a custom dashboard",
+    response: { status: 201, schema: dashboardSchema },
     body: z.strictObject({
       name: z.string().min(1).max(200),
       description: z.string().max(2000).nullish(),

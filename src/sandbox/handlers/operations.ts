@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { ACTIVE_OPERATION_STATUSES } from "../data/taxonomies.js";
-import type { Note, Operation } from "../model.js";
+import { serviceAccount } from "../keys.js";
+import { component, pageOf } from "../models/common.js";
+import {
+  type Note,
+  noteSchema,
+  type Operation,
+  operationListItemSchema,
+  operationSchema,
+} from "../models/operations.js";
 import { invalid } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 import { uuid } from "../validation.js";
@@ -25,10 +33,15 @@ export function operationListItem(o: Operation) {
 export const operationRoutes = [
   defineRoute({
     id: "operations_list",
+    family: "operations",
     method: "GET",
     path: "/operations",
     scope: "operations:read",
     kind: "read",
+    summary: "List operations",
+    description:
+      "`status=active` stands for sourcing, instruction, travaux, commercialisation, livraison.",
+    response: { status: 200, schema: component("OperationList", pageOf(operationListItemSchema)) },
     query: z.strictObject({
       name: nameFilter.optional(),
       status: z.string().max(180).optional(),
@@ -68,19 +81,27 @@ export const operationRoutes = [
   }),
   defineRoute({
     id: "operation_get",
+    family: "operations",
     method: "GET",
     path: "/operations/{operation_id}",
     scope: "operations:read",
     kind: "read",
+    summary: "Get an operation with its KPI snapshot",
+    response: { status: 200, schema: operationSchema },
+    refusals: { 404: ["operation_not_found"] },
     params: operationParams,
     handle: ({ params, state }) => json(state.operation(params.operation_id)),
   }),
   defineRoute({
     id: "operation_notes_list",
+    family: "operations",
     method: "GET",
     path: "/operations/{operation_id}/notes",
     scope: "operations:read",
     kind: "read",
+    summary: "List an operation's follow-up notes",
+    response: { status: 200, schema: component("FollowUpNoteList", pageOf(noteSchema)) },
+    refusals: { 404: ["operation_not_found"] },
     params: operationParams,
     query: z.strictObject(pageQuery(200, 20)),
     handle({ params, query, state }) {
@@ -93,10 +114,16 @@ export const operationRoutes = [
   }),
   defineRoute({
     id: "operation_note_create",
+    family: "operations",
     method: "POST",
     path: "/operations/{operation_id}/notes",
     scope: "operations:write",
     kind: "write",
+    summary: "Create a follow-up note",
+    description: "`content` or `text` is required; each defaults to the other.",
+    response: { status: 201, schema: noteSchema },
+    refusals: { 404: ["operation_not_found"] },
+    example: () => ({ body: { content: "Point d'étape avec l'opérateur", note_type: "call" } }),
     params: operationParams,
     // Spec part 2, follow-up note: every property optional and nullable.
     body: z.strictObject({
@@ -131,7 +158,7 @@ export const operationRoutes = [
         id: randomUUID(),
         operation_id: operation.id,
         // Notes created through the API are authored by the key's service account.
-        user_id: `apikey:${key.keyId}`,
+        user_id: serviceAccount(key),
         author_name: key.label,
         content,
         note_type: body.note_type ?? "libre",

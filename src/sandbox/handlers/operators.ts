@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { component, pageOf } from "../models/common.js";
+import { operatorSchema } from "../models/operators.js";
 import { invalid, notFound } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 import { uuid } from "../validation.js";
@@ -7,10 +9,14 @@ import { nameFilter, page, pageQuery, sameName } from "./pagination.js";
 export const operatorRoutes = [
   defineRoute({
     id: "operators_list",
+    family: "operators",
     method: "GET",
     path: "/operateurs",
     scope: "operateurs:read",
     kind: "read",
+    summary: "List operators",
+    description: "`name` (exact) and `search` (partial, or a SIREN prefix) are mutually exclusive.",
+    response: { status: 200, schema: component("OperatorList", pageOf(operatorSchema)) },
     query: z.strictObject({
       name: nameFilter.optional(),
       search: z.string().min(1).max(255).optional(),
@@ -41,10 +47,14 @@ export const operatorRoutes = [
   }),
   defineRoute({
     id: "operator_get",
+    family: "operators",
     method: "GET",
     path: "/operateurs/{operateur_id}",
     scope: "operateurs:read",
     kind: "read",
+    summary: "Get an operator",
+    response: { status: 200, schema: operatorSchema },
+    refusals: { 404: ["operateur_not_found"] },
     params: z.strictObject({ operateur_id: uuid }),
     handle({ params, state }) {
       const operator = state.data.operators.find((o) => o.id === params.operateur_id.toLowerCase());

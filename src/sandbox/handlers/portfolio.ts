@@ -1,3 +1,4 @@
+import { portfolioSummarySchema } from "../models/entity.js";
 import { fromCents, toCents } from "../money.js";
 import { defineRoute, json } from "../routing.js";
 import type { SandboxState } from "../state.js";
@@ -75,10 +76,13 @@ export function portfolioSummary(state: SandboxState, asOf: string) {
 export const portfolioRoutes = [
   defineRoute({
     id: "portfolio_get",
+    family: "entity",
     method: "GET",
     path: "/portfolio",
     scope: "portfolio:read",
     kind: "read",
+    summary: "Portfolio aggregates",
+    response: { status: 200, schema: portfolioSummarySchema },
     handle: ({ state, now }) => json(portfolioSummary(state, new Date(now()).toISOString())),
   }),
 ];

@@ -1,31 +1,49 @@
 import { z } from "zod";
+import { component, pageOf } from "../models/common.js";
+import { fieldDefinitionSchema, taxonomyDimensionSchema } from "../models/taxonomies.js";
 import { Problem } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 
 export const referenceRoutes = [
   defineRoute({
     id: "taxonomies_get",
+    family: "taxonomies",
     method: "GET",
     path: "/taxonomies",
     scope: "taxonomies:read",
     kind: "read",
+    summary: "List the entity's taxonomies",
+    response: {
+      status: 200,
+      schema: component("Taxonomies", z.object({ dimensions: z.array(taxonomyDimensionSchema) })),
+    },
     handle: ({ state }) => json({ dimensions: state.data.taxonomies }),
   }),
   defineRoute({
     id: "field_definitions_list",
+    family: "taxonomies",
     method: "GET",
     path: "/field-definitions",
     scope: "taxonomies:read",
     kind: "read",
+    summary: "List business field definitions",
+    response: {
+      status: 200,
+      schema: component("FieldDefinitionList", pageOf(fieldDefinitionSchema)),
+    },
     handle: ({ state }) =>
       json({ items: state.data.fieldDefinitions, total: state.data.fieldDefinitions.length }),
   }),
   defineRoute({
     id: "field_definition_get",
+    family: "taxonomies",
     method: "GET",
     path: "/field-definitions/by-key/{field_key}",
     scope: "taxonomies:read",
     kind: "read",
+    summary: "Get a business field definition by key",
+    response: { status: 200, schema: fieldDefinitionSchema },
+    refusals: { 404: ["field_definition_not_found"] },
     params: z.strictObject({
       field_key: z
         .string()

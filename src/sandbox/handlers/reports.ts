@@ -96,10 +96,13 @@ export async function buildInrevWorkbook(
 export const reportRoutes = [
   defineRoute({
     id: "reports_inrev",
+    family: "reporting",
     method: "GET",
     path: "/reports/inrev",
     scope: "reporting:read",
     kind: "read",
+    summary: "Export the INREV reporting workbook",
+    response: { status: 200, binary: XLSX_MIME },
     async handle({ state, now }) {
       const date = new Date(now()).toISOString().slice(0, 10);
       return {

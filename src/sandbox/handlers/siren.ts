@@ -1,9 +1,14 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { CITIES } from "../data/names.js";
-import type { SirenRecord } from "../model.js";
+import {
+  type SirenRecord,
+  sirenCheckSchema,
+  sirenRecordSchema,
+  sirenResolutionSchema,
+} from "../models/siren.js";
 import { Problem } from "../problem.js";
-import { defineRoute, json } from "../routing.js";
+import { defineRoute, type ExampleContext, json } from "../routing.js";
 import { checkSiren } from "../siren.js";
 
 const nineDigits = z.strictObject({
@@ -13,10 +18,16 @@ const nineDigits = z.strictObject({
 export const sirenRoutes = [
   defineRoute({
     id: "siren_get",
+    family: "siren",
     method: "GET",
     path: "/enrichment/siren/{siren}",
     scope: "operateurs:read",
     kind: "read",
+    summary: "Read a company from local data or the cache",
+    description: "Never calls the external provider (never billable).",
+    response: { status: 200, schema: sirenRecordSchema },
+    refusals: { 404: ["siren_not_found_locally"] },
+    example: seededSiren,
     params: nineDigits,
     // Local data or cache only: this route never triggers a billable call (spec part 4).
     handle({ params, state }) {
@@ -35,20 +46,30 @@ export const sirenRoutes = [
   }),
   defineRoute({
     id: "siren_validate",
+    family: "siren",
     method: "GET",
     path: "/enrichment/siren/{siren}/validate",
     scope: "operateurs:read",
     kind: "read",
+    summary: "Check a SIREN's format and check digit",
+    description: "Answers for any input up to 32 characters, without calling a provider.",
+    response: { status: 200, schema: sirenCheckSchema },
+    example: seededSiren,
     // Any short string is accepted here: reporting what is wrong with it is this route's job.
     params: z.strictObject({ siren: z.string().max(32) }),
     handle: ({ params }) => json(checkSiren(params.siren)),
   }),
   defineRoute({
     id: "siren_resolve",
+    family: "siren",
     method: "POST",
     path: "/enrichment/siren/{siren}/resolve",
     scope: "operateurs:write",
     kind: "write",
+    summary: "Resolve a SIREN with the external provider (billable)",
+    response: { status: 200, schema: sirenResolutionSchema },
+    refusals: { 422: ["siren_invalid"] },
+    example: seededSiren,
     params: nineDigits,
     handle({ params, state, now }) {
       const check = checkSiren(params.siren);
@@ -82,4 +103,10 @@ function providerLookup(siren: string, fetchedAt: string): SirenRecord {
     source: "provider",
     fetched_at: fetchedAt,
   };
+}
+
+/** For the contract test: a SIREN the local data knows. */
+function seededSiren({ state }: ExampleContext) {
+  const record = state.data.sirenRecords[0];
+  return record ? { params: { siren: record.siren } } : {};
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { workflowFromRecommendation } from "../data/demo.js";
+import { component, pageOf } from "../models/common.js";
+import { recommendationSchema, workflowDefinitionSchema } from "../models/workflows.js";
 import { Problem } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 import { uuid } from "../validation.js";
@@ -25,11 +27,17 @@ const createBody = z
 export const workflowRoutes = [
   defineRoute({
     id: "workflow_recommendations_preview",
+    family: "workflows",
     method: "POST",
     path: "/workflows/recommendations/preview",
     // A POST that reads: the scope, not the verb, decides (spec part 1).
     scope: "workflows:read",
     kind: "read",
+    summary: "Preview workflow recommendations",
+    response: {
+      status: 200,
+      schema: component("WorkflowRecommendationList", pageOf(recommendationSchema)),
+    },
     body: previewBody,
     handle({ body = {}, state }) {
       const wanted = body.operation_ids?.map((id) => id.toLowerCase());
@@ -44,10 +52,21 @@ export const workflowRoutes = [
   }),
   defineRoute({
     id: "workflow_create_from_recommendation",
+    family: "workflows",
     method: "POST",
     path: "/workflows/recommendations/{recommendation_id}/workflow",
     scope: "workflows:write",
     kind: "write",
+    summary: "Create a workflow from a validated recommendation",
+    response: { status: 201, schema: workflowDefinitionSchema },
+    refusals: {
+      404: ["recommendation_not_found"],
+      409: ["recommendation_not_validated", "recommendation_already_applied"],
+    },
+    example: ({ state }) => {
+      const validated = state.data.recommendations.find((r) => r.status === "validated");
+      return validated ? { params: { recommendation_id: validated.id } } : {};
+    },
     params: z.strictObject({
       recommendation_id: z
         .string()

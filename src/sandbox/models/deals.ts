@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { component, date, dateTime, decimal, uuid } from "./common.js";
+
+export const DEAL_STATUSES = [
+  "sourcing",
+  "analyse",
+  "due_diligence",
+  "comite",
+  "closing",
+  "abandonne",
+] as const;
+export type DealStatus = (typeof DEAL_STATUSES)[number];
+
+/** Spec part 2, Deal. */
+export const dealSchema = component(
+  "Deal",
+  z.object({
+    id: uuid,
+    name: z.string(),
+    status: z.enum(DEAL_STATUSES),
+    created_at: dateTime,
+    updated_at: dateTime,
+    description: z.string().nullable(),
+    montant_estime: decimal.nullable(),
+    classe_actif: z.string().nullable(),
+    operateur_id: uuid.nullable(),
+    operation_id: uuid.nullable(),
+    responsable: z.string().nullable(),
+    date_sourcing: date.nullable(),
+    date_closing_prevue: date.nullable(),
+  }),
+);
+export type Deal = z.output<typeof dealSchema>;
