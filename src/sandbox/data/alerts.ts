@@ -98,16 +98,16 @@ export const seedAlerts: FamilySeed<AlertsData> = {
         o.status !== "sourcing" &&
         !(CLOSED_OPERATION_STATUSES as readonly string[]).includes(o.status),
     );
-    const settled = (): AlertStatus =>
-      random.pick([
-        "open",
-        "open",
-        "open",
-        "acknowledged",
-        "postponed",
-        "resolved",
-        "false_positive",
-      ]);
+    // Rule-based alerts go round the lifecycle, so that every state is seeded.
+    const lifecycle: AlertStatus[] = [
+      "open",
+      "postponed",
+      "acknowledged",
+      "false_positive",
+      "resolved",
+    ];
+    let turn = 0;
+    const settled = (): AlertStatus => lifecycle[turn++ % lifecycle.length] ?? "open";
 
     // 2. Covenant breaches read from the KPI snapshots.
     for (const operation of live) {
