@@ -1,5 +1,5 @@
-import Ajv2020, { type ValidateFunction } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import formats from "ajv-formats";
 import type { OpenApiDocument } from "../../src/sandbox/index.js";
 
 /**
@@ -65,7 +65,8 @@ export class ContractValidator {
   private readonly cache = new Map<string, ValidateFunction>();
 
   constructor(private readonly doc: OpenApiDocument) {
-    addFormats(this.ajv);
+    // ajv-formats is CommonJS: its plugin is the default export's default.
+    formats.default(this.ajv);
     this.ajv.addSchema(doc as object, "contract");
   }
 
