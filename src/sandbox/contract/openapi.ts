@@ -6,7 +6,7 @@ import { problemSchema } from "../problem.js";
 import type { OperationMeta } from "../routing.js";
 import { FAMILIES } from "./families.js";
 import { type JsonSchema, SchemaCollector } from "./json-schema.js";
-import { CONTRACT_TABLE } from "./table.js";
+import { inContractOrder } from "./table.js";
 
 /**
  * The per-key export (spec part 5: "the administrator can export a version of the contract
@@ -114,13 +114,6 @@ function contractRevision(operations: readonly OperationMeta[]): string {
     .slice(0, 16);
   revisions.set(operations, revision);
   return revision;
-}
-
-const ORDER = new Map(CONTRACT_TABLE.map((op, i) => [op.id, i]));
-function inContractOrder(operations: readonly OperationMeta[]): OperationMeta[] {
-  return [...operations].sort(
-    (a, b) => (ORDER.get(a.id) ?? ORDER.size) - (ORDER.get(b.id) ?? ORDER.size),
-  );
 }
 
 function describe(op: OperationMeta, schemas: SchemaCollector): OpenApiOperation {

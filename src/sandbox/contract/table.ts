@@ -302,3 +302,12 @@ export const PATHS_SHOWN_BY_SPEC: ReadonlySet<string> = new Set([
 export const SCOPE_FAMILIES: readonly string[] = [
   ...new Set(CONTRACT_TABLE.flatMap((op) => (op.scope ? [op.scope.split(":")[0] ?? ""] : []))),
 ];
+
+const ORDER = new Map(CONTRACT_TABLE.map((op, i) => [op.id, i]));
+
+/** Operations in the table's order (family by family); ids it lacks go last. */
+export function inContractOrder<T extends { id: string }>(operations: readonly T[]): T[] {
+  return [...operations].sort(
+    (a, b) => (ORDER.get(a.id) ?? ORDER.size) - (ORDER.get(b.id) ?? ORDER.size),
+  );
+}
