@@ -3,12 +3,13 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiClient } from "./api/client.js";
-import { type Config, type ConfigSources, loadConfig } from "./config.js";
+import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
 import { createLogger, SecretRedactor } from "./log.js";
 import { Metrics } from "./metrics.js";
+import { Readiness } from "./readiness.js";
 import { Directory } from "./resources/directory.js";
 import type { Sandbox } from "./sandbox/index.js";
-import { allToolNames, createMcpServer } from "./server.js";
+import { allToolNames, createMcpServer, writeToolNames } from "./server.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
 import { WriteGate } from "./writes/gate.js";
@@ -102,8 +103,12 @@ export async function prepare(
  */
 export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
   const { config, api, logger, metrics, sandbox, close: shutdownUpstream } = await prepare(options);
+  for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
+    logger.warn(warning);
   const directory = new Directory(api);
-  const gate = config.writes.readOnly ? undefined : await openGate(config, api, logger, !!sandbox);
+  const gate = config.writes.readOnly
+    ? undefined
+    : await openGate(config, api, logger, metrics, !!sandbox);
   if (gate)
     metrics.gauge("portfolio_mcp_intents_pending", "Drafted writes awaiting confirmation.", () =>
       gate.count("pending"),
@@ -116,6 +121,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       session: {
         sessionId,
         delegatedUser: principal ? principal.delegatedUser : config.api.delegatedUser,
+        client: principal ? `http:${principal.id}` : null,
       },
       exportDir: config.server.exportDir,
       // Elicitation needs a session to answer on: stateless requests always use two-step.
@@ -132,16 +138,24 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       process.exit(0);
     };
     const { serveStdio } = await import("./transport/stdio.js");
-    await serveStdio(sessionFor(`stdio-${randomUUID()}`), logger, stop);
+    await serveStdio(sessionFor(`stdio-${randomUUID()}`), logger, stop, config.server.maxBodyBytes);
     return stop;
   }
 
   const { serveHttp } = await import("./transport/http.js");
   const { ClientRegistry } = await import("./transport/clients.js");
+  if (config.server.clientsFile && config.server.mcpToken) {
+    await shutdownUpstream();
+    throw new ConfigError(
+      "PORTFOLIO_MCP_TOKEN and PORTFOLIO_MCP_CLIENTS_FILE: set one; the clients file gives each client its own token, so the single token would be ignored",
+    );
+  }
   const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
   const clients = config.server.clientsFile
-    ? ClientRegistry.fromFile(config.server.clientsFile, allToolNames())
+    ? ClientRegistry.fromFile(config.server.clientsFile, allToolNames(), writeToolNames())
     : ClientRegistry.single(token, config.api.delegatedUser);
+  for (const warning of clients.warnings) logger.warn(warning);
+  const readiness = new Readiness(api);
   const http = await serveHttp({
     host: options.host,
     port: options.port,
@@ -150,11 +164,12 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     allowedOrigins: config.server.allowedOrigins,
     maxBodyBytes: config.server.maxBodyBytes,
     maxSessions: config.server.maxSessions,
+    maxSessionsPerClient: config.server.maxSessionsPerClient,
     sessionIdleMs: config.server.sessionIdleSeconds * 1000,
     rateLimitPerMinute: config.server.rateLimitPerMinute,
     stateless: options.stateless ?? false,
     createSession: sessionFor,
-    ready: () => api.tokens.get().then(() => true),
+    ready: () => readiness.check(),
     metrics,
     logger,
   });
@@ -185,22 +200,42 @@ async function openGate(
   config: Config,
   api: ApiClient,
   logger: ReturnType<typeof createLogger>,
+  metrics: Metrics,
   sandbox: boolean,
 ) {
   const dir =
     sandbox && !config.stateDirExplicit
       ? await mkdtemp(join(tmpdir(), "portfolio-mcp-sandbox-"))
       : config.stateDir;
+  const journal = new FileJournal(dir, logger);
   const gate = await WriteGate.open({
-    store: new FileJournal(dir),
+    store: journal,
     api,
     logger,
     ttlMs: config.writes.confirmationTtlSeconds * 1000,
+    maxPendingPerUser: config.writes.maxPendingDrafts,
   });
+  metrics.gauge(
+    "portfolio_mcp_intents_quarantined",
+    "Damaged intent files moved aside at startup (check them by hand).",
+    () => journal.quarantined,
+  );
   gate
     .recover()
     .catch((error: unknown) => logger.error({ err: error }, "could not finish confirmed writes"));
   return gate;
+}
+
+/** Settings of the other transport are ignored: say so rather than let them pass in silence. */
+function transportWarnings(config: Config, transport: AppOptions["transport"]): string[] {
+  if (transport === "http") return [];
+  const httpOnly = [
+    config.server.clientsFile ? "PORTFOLIO_MCP_CLIENTS_FILE" : null,
+    config.server.mcpToken ? "PORTFOLIO_MCP_TOKEN" : null,
+  ].filter(Boolean);
+  return httpOnly.length > 0
+    ? [`${httpOnly.join(" and ")} apply to serve --http only; over stdio they are ignored`]
+    : [];
 }
 
 /** Points the configuration at the embedded sandbox, whatever the environment says about the API. */
@@ -248,7 +283,9 @@ portfolio-mcp ${VERSION}: MCP over Streamable HTTP, shared
 Stop with Ctrl+C (in-flight calls finish first).
 `;
   }
-  const auth = `Authorization: Bearer ${b.token}`;
+  // A token the operator chose is theirs to keep: printed only when we generated it.
+  const shown = b.generated ? b.token : "$PORTFOLIO_MCP_TOKEN";
+  const auth = `Authorization: Bearer ${shown}`;
   const who = b.user
     ? "email" in b.user
       ? b.user.email
@@ -256,14 +293,14 @@ Stop with Ctrl+C (in-flight calls finish first).
     : "nobody (no delegated user)";
   const client = JSON.stringify({
     servers: {
-      portfolio: { type: "http", url: b.url, headers: { Authorization: `Bearer ${b.token}` } },
+      portfolio: { type: "http", url: b.url, headers: { Authorization: `Bearer ${shown}` } },
     },
   });
   return `
 portfolio-mcp ${VERSION}: MCP over Streamable HTTP
 
   URL    ${b.url}
-  Token  ${b.token}${b.generated ? "   (generated; set PORTFOLIO_MCP_TOKEN to choose it)" : ""}
+  Token  ${b.generated ? `${b.token}   (generated; set PORTFOLIO_MCP_TOKEN to choose it)` : "from PORTFOLIO_MCP_TOKEN (not printed)"}
   API    ${b.sandbox ? `embedded sandbox, demo data (${b.upstream})` : b.upstream}, acting for ${who}
 
 MCP Inspector (CLI):

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import { parseArgs } from "node:util";
 import { prepare, startApp } from "./app.js";
+import { parseFlags, UsageError } from "./cli-args.js";
 import { describeVariables, sandboxRequested, type VariableName } from "./config.js";
 import { VERSION } from "./version.js";
 
@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<void> {
   if (argv[0] === "sandbox")
     return (await import("./sandbox/cli.js")).runSandboxCommand(argv.slice(1));
   if (argv[0] === "hash-token") return hashToken();
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     strict: true,
@@ -138,5 +138,5 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   process.stderr.write(
     `portfolio-mcp: ${error instanceof Error ? error.message : String(error)}\n`,
   );
-  process.exit(1);
+  process.exit(error instanceof UsageError ? 2 : 1);
 });

@@ -1,7 +1,8 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CompleteRequestSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CompleteRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "./log.js";
 import { PROMPTS } from "./prompts.js";
+import { INVALID_PARAMS, ProtocolError } from "./protocol-error.js";
 import { RESOURCES } from "./resources/catalogue.js";
 import type { Directory } from "./resources/directory.js";
 
@@ -15,12 +16,11 @@ export function installCompletions(server: Server, directory: Directory, logger:
     let complete: ((d: Directory, typed: string) => Promise<string[]>) | undefined;
     if (ref.type === "ref/resource") {
       const resource = RESOURCES.find((r) => r.uri === ref.uri);
-      if (!resource)
-        throw new McpError(ErrorCode.InvalidParams, `No resource template ${ref.uri}.`);
+      if (!resource) throw new ProtocolError(INVALID_PARAMS, `No resource template ${ref.uri}.`);
       complete = resource.complete?.[argument.name];
     } else {
       const prompt = PROMPTS.find((p) => p.name === ref.name);
-      if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt ${ref.name}.`);
+      if (!prompt) throw new ProtocolError(INVALID_PARAMS, `No prompt ${ref.name}.`);
       complete = prompt.arguments.find((a) => a.name === argument.name)?.complete;
     }
     if (!complete) return NONE;

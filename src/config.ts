@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { closest } from "./closest.js";
 import { describeIssue } from "./field-errors.js";
 
 export const DEFAULT_TOKEN_PREFIX = "SERVICE-EXTERNAL-API-TOKEN-V1";
@@ -33,6 +34,8 @@ export interface ServerSettings {
   /** JSON file of client tokens (SHA-256) and the user each acts for; HTTP mode. */
   clientsFile: string | null;
   maxSessions: number;
+  /** Sessions one client may hold; its oldest idle one is closed to make room. */
+  maxSessionsPerClient: number;
   sessionIdleSeconds: number;
   /** Requests per minute per client token (HTTP mode). */
   rateLimitPerMinute: number;
@@ -49,6 +52,8 @@ export interface WriteSettings {
   confirm: ConfirmMode;
   /** How long a two-step confirmation stays valid. */
   confirmationTtlSeconds: number;
+  /** Drafts one user may leave unconfirmed at once. */
+  maxPendingDrafts: number;
 }
 
 export interface Config {
@@ -59,6 +64,8 @@ export interface Config {
   /** Whether PORTFOLIO_STATE_DIR (or --state-dir) named it, rather than the default. */
   stateDirExplicit: boolean;
   logLevel: LogLevel;
+  /** Settings that look meant for us but are not ours: typos, mostly. One sentence each. */
+  warnings: string[];
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -137,6 +144,9 @@ const variables = z.object({
   PORTFOLIO_MCP_MAX_SESSIONS: integer(1, 100_000, 200).describe(
     "Concurrent HTTP sessions at most (default 200).",
   ),
+  PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT: integer(1, 100_000, 20).describe(
+    "HTTP sessions one client may hold; its oldest idle one is closed first (default 20).",
+  ),
   PORTFOLIO_MCP_SESSION_IDLE_SECONDS: integer(1, 86_400, 1800).describe(
     "An HTTP session idle this long is closed (default 1800).",
   ),
@@ -144,7 +154,7 @@ const variables = z.object({
     "Requests per minute per client token over HTTP (default 600).",
   ),
   PORTFOLIO_MCP_MAX_BODY_BYTES: integer(1024, 104_857_600, 1_048_576).describe(
-    "Largest HTTP request body (default 1048576).",
+    "Largest HTTP request body or stdio message, in bytes (default 1048576).",
   ),
   PORTFOLIO_SHUTDOWN_GRACE_SECONDS: integer(0, 300, 10).describe(
     "How long in-flight calls may finish on SIGTERM/SIGINT (default 10).",
@@ -160,6 +170,9 @@ const variables = z.object({
   ),
   PORTFOLIO_CONFIRMATION_TTL_SECONDS: integer(30, 86_400, 900).describe(
     "How long a drafted write can be confirmed, 30-86400 (default 900).",
+  ),
+  PORTFOLIO_MAX_PENDING_DRAFTS: integer(1, 1000, 20).describe(
+    "Drafted writes one user may leave unconfirmed at once, 1-1000 (default 20).",
   ),
   PORTFOLIO_SANDBOX: optional(z.enum(["true", "false", "1", "0"])).describe(
     "true is --sandbox: the embedded sandbox, its demo data and demo credentials.",
@@ -180,6 +193,21 @@ export function describeVariables(): Array<{ name: VariableName; description: st
     name: name as VariableName,
     description: schema.description ?? "",
   }));
+}
+
+/**
+ * `PORTFOLIO_*` variables this server does not know, each with the known name it most likely
+ * meant: a typo such as PORTFOLIO_DELEGATED_USER_MAIL must not pass in silence.
+ */
+export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
+  const known = Object.keys(variables.shape);
+  return Object.keys(env)
+    .filter((name) => name.startsWith("PORTFOLIO_") && !known.includes(name))
+    .sort()
+    .map((name) => {
+      const near = closest(name, known);
+      return `${name} is not a setting of this server${near ? `; did you mean ${near}?` : ""} (it is ignored; see --help)`;
+    });
 }
 
 /** PORTFOLIO_SANDBOX=true is --sandbox: what an installer (the MCP bundle) can set. */
@@ -250,6 +278,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       exportDir: v.PORTFOLIO_EXPORT_DIR ?? null,
       clientsFile: v.PORTFOLIO_MCP_CLIENTS_FILE ?? null,
       maxSessions: v.PORTFOLIO_MCP_MAX_SESSIONS,
+      maxSessionsPerClient: v.PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT,
       sessionIdleSeconds: v.PORTFOLIO_MCP_SESSION_IDLE_SECONDS,
       rateLimitPerMinute: v.PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE,
       maxBodyBytes: v.PORTFOLIO_MCP_MAX_BODY_BYTES,
@@ -259,12 +288,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       readOnly: v.PORTFOLIO_READ_ONLY === "true" || v.PORTFOLIO_READ_ONLY === "1",
       confirm: v.PORTFOLIO_CONFIRM ?? "auto",
       confirmationTtlSeconds: v.PORTFOLIO_CONFIRMATION_TTL_SECONDS,
+      maxPendingDrafts: v.PORTFOLIO_MAX_PENDING_DRAFTS,
     },
     stateDirExplicit: v.PORTFOLIO_STATE_DIR !== undefined,
     stateDir:
       v.PORTFOLIO_STATE_DIR ??
       defaultStateDir(env, sources.platform ?? process.platform, sources.home ?? homedir()),
     logLevel: v.PORTFOLIO_LOG_LEVEL ?? "info",
+    warnings: unknownVariables(env),
   };
 }
 

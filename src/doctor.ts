@@ -1,8 +1,10 @@
+import { join } from "node:path";
 import type { OperationId } from "./api/catalogue.js";
 import type { ApiClient } from "./api/client.js";
 import { ApiError } from "./api/errors.js";
 import type { Config } from "./config.js";
 import { userMessage } from "./tools/errors.js";
+import { QUARANTINE_DIR, quarantinedFiles } from "./writes/journal.js";
 
 export type CheckStatus = "ok" | "refused" | "failed" | "skipped";
 
@@ -85,8 +87,20 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
   const user = config.api.delegatedUser;
   rows.push({
     check: "configuration",
-    status: "ok",
-    detail: `${config.api.baseUrl}, key ${config.api.keyId}${config.api.routesFile ? `, routes from ${config.api.routesFile}` : ""}`,
+    status: config.warnings.length > 0 ? "failed" : "ok",
+    detail:
+      config.warnings.length > 0
+        ? config.warnings.join("; ")
+        : `${config.api.baseUrl}, key ${config.api.keyId}${config.api.routesFile ? `, routes from ${config.api.routesFile}` : ""}`,
+  });
+  const quarantined = await quarantinedFiles(config.stateDir);
+  rows.push({
+    check: "journal",
+    status: quarantined > 0 ? "failed" : "ok",
+    detail:
+      quarantined > 0
+        ? `${quarantined} damaged intent file(s) in ${join(config.stateDir, "intents", QUARANTINE_DIR)}: the server's log names each; check by hand whether a confirmed write was delivered`
+        : `no damaged intent files in ${config.stateDir}`,
   });
   try {
     await api.tokens.get();
@@ -97,7 +111,11 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
       detail: offset === 0 ? "signed in" : `signed in after correcting a clock gap of ${offset} s`,
     });
   } catch (error) {
-    rows.push({ check: "token exchange", status: "failed", detail: userMessage(error) });
+    rows.push({
+      check: "token exchange",
+      status: "failed",
+      detail: userMessage(error, "the token exchange"),
+    });
     return rows; // nothing else can work without a bearer
   }
   if (!user) {
@@ -115,7 +133,11 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
         detail: `acts for ${me.display_name ?? ""} (${me.id ?? "?"})`.trim(),
       });
     } catch (error) {
-      rows.push({ check: "delegated user", status: "refused", detail: userMessage(error) });
+      rows.push({
+        check: "delegated user",
+        status: "refused",
+        detail: userMessage(error, "reading the delegated user"),
+      });
     }
   }
   for (const probe of PROBES) {
@@ -158,7 +180,7 @@ async function runProbe(api: ApiClient, probe: Probe): Promise<CheckRow> {
     return {
       check: probe.check,
       status: refused ? "refused" : "failed",
-      detail: userMessage(error),
+      detail: userMessage(error, probe.check),
     };
   }
 }

@@ -53,8 +53,17 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix = ""): FieldError 
       return {
         field,
         rule: `type ${issue.expected}`,
-        message: `must be of type ${issue.expected}`,
+        message: `must be ${article(issue.expected)}`,
       };
+    case "invalid_union":
+      return {
+        field,
+        rule: "one of the accepted shapes",
+        message: "has none of the accepted shapes",
+      };
+    case "custom":
+      // Our own refinements: their message is written as the rule in words ("must not be blank").
+      return { field, rule: issue.message, message: issue.message };
     default:
       return { field, rule: issue.code, message: issue.message };
   }
@@ -67,12 +76,31 @@ function sizeRule(bound: "min" | "max", origin: string, value: number | bigint):
 }
 
 function sizeMessage(bound: string, origin: string, value: number | bigint): string {
-  if (origin === "string") return `must have ${bound} ${value} characters`;
-  if (origin === "array" || origin === "set") return `must have ${bound} ${value} items`;
+  if (origin === "string") {
+    if (bound === "at least" && Number(value) === 1) return "must not be empty";
+    return `must have ${bound} ${plural(value, "character")}`;
+  }
+  if (origin === "array" || origin === "set") {
+    if (bound === "at least" && Number(value) === 1) return "must have at least one item";
+    return `must have ${bound} ${plural(value, "item")}`;
+  }
   return `must be ${bound} ${value}`;
 }
 
-function formatPath(prefix: string, path: PropertyKey[]): string {
+const plural = (n: number | bigint, noun: string) => `${n} ${noun}${Number(n) === 1 ? "" : "s"}`;
+
+/** "must be a string", "must be an integer", "must be an array": a type named in words. */
+function article(expected: string): string {
+  const noun = expected === "int" ? "integer" : expected;
+  return /^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`;
+}
+
+/** `filters.statut`, `columns[2]`, `sort[0].sort_by`. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  return formatPath("", path);
+}
+
+function formatPath(prefix: string, path: readonly PropertyKey[]): string {
   let out = prefix;
   for (const part of path) {
     if (typeof part === "number") out += `[${part}]`;

@@ -17,6 +17,9 @@ const SENSITIVE_KEYS = new Set([
 ]);
 const REDACTED = "[redacted]";
 const BEARER_PATTERN = /\b(Bearer)\s+[^\s"',;]+/gi;
+/** `"share_token": "…"`, `signature=…` and the like, inside free text such as an echoed request. */
+const ASSIGNMENT_PATTERN =
+  /(["']?\b(?:api_secret|secret|signature|access_token|share_token|password)["']?\s*[:=]\s*["']?)[^\s"'&,;}]+/gi;
 
 /**
  * Values known to be secret (the API secret, bearers as they are issued), scrubbed from every
@@ -32,7 +35,9 @@ export class SecretRedactor {
   }
 
   scrub(text: string): string {
-    let out = text.replace(BEARER_PATTERN, `$1 ${REDACTED}`);
+    let out = text
+      .replace(BEARER_PATTERN, `$1 ${REDACTED}`)
+      .replace(ASSIGNMENT_PATTERN, `$1${REDACTED}`);
     for (const value of this.values) if (out.includes(value)) out = out.split(value).join(REDACTED);
     return out;
   }

@@ -1,11 +1,10 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  ErrorCode,
   GetPromptRequestSchema,
   type GetPromptResult,
   ListPromptsRequestSchema,
-  McpError,
 } from "@modelcontextprotocol/sdk/types.js";
+import { INVALID_PARAMS, ProtocolError } from "./protocol-error.js";
 import { type Directory, matchNamed } from "./resources/directory.js";
 import { userMessage } from "./tools/errors.js";
 import type { ToolContext } from "./tools/types.js";
@@ -45,7 +44,10 @@ export const PROMPTS: readonly PromptSpec[] = [
     ],
     async render(args) {
       if (args.spv_id !== undefined && !UUID.test(args.spv_id)) {
-        throw new McpError(ErrorCode.InvalidParams, "spv_id must be a UUID (rule: format uuid).");
+        throw new ProtocolError(
+          INVALID_PARAMS,
+          "portfolio_review was not rendered: spv_id must be a UUID; give an SPV id (completion finds them by name).",
+        );
       }
       const scope = args.spv_id ? `the SPV ${args.spv_id}` : "the whole portfolio";
       const filter = args.spv_id ? ` with spv_id=${args.spv_id}` : "";
@@ -86,13 +88,13 @@ export const PROMPTS: readonly PromptSpec[] = [
     async render(args, ctx) {
       const id = args.operation_id ?? "";
       if (!UUID.test(id))
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          "operation_id must be a UUID (rule: format uuid).",
+        throw new ProtocolError(
+          INVALID_PARAMS,
+          "operation_brief was not rendered: operation_id must be a UUID; give an operation id (completion finds them by name).",
         );
       const call = <T>(promise: Promise<T>) =>
         promise.catch((error: unknown) => {
-          throw new McpError(ErrorCode.InvalidParams, userMessage(error));
+          throw new ProtocolError(INVALID_PARAMS, userMessage(error, "operation_brief"));
         });
       const [operation, notes] = await Promise.all([
         call(ctx.api.call("operation_get", { path: { operation_id: id } }, { signal: ctx.signal })),
@@ -167,14 +169,13 @@ export function installPrompts(
   }));
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     const prompt = PROMPTS.find((p) => p.name === request.params.name);
-    if (!prompt)
-      throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${request.params.name}.`);
+    if (!prompt) throw new ProtocolError(INVALID_PARAMS, `Unknown prompt ${request.params.name}.`);
     const args = request.params.arguments ?? {};
     for (const arg of prompt.arguments) {
       if (arg.required && !args[arg.name]) {
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Prompt ${prompt.name} needs ${arg.name} (rule: required).`,
+        throw new ProtocolError(
+          INVALID_PARAMS,
+          `${prompt.name} was not rendered: ${arg.name} is required; give it and ask again.`,
         );
       }
     }

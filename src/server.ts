@@ -40,6 +40,9 @@ export interface ServerDeps {
 
 /** Every tool name the server can register, for validating allowlists. */
 export const allToolNames = (): string[] => ALL_TOOLS.map((t) => t.name);
+/** The tools that draft a write. */
+export const writeToolNames = (): string[] =>
+  WRITE_TOOLS.filter((t) => !["confirm_write", "cancel_write"].includes(t.name)).map((t) => t.name);
 
 const filtered = new Map<string, readonly ToolDefinition[]>();
 
@@ -114,7 +117,10 @@ function writeContext(
   return {
     gate: writes.gate,
     mode: writes.mode,
-    caller: { sessionId: deps.session.sessionId, client: server.getClientVersion()?.name ?? null },
+    caller: {
+      sessionId: deps.session.sessionId,
+      client: deps.session.client ?? `stdio:${server.getClientVersion()?.name ?? "unnamed"}`,
+    },
     ask: canAsk ? (message) => askForConfirmation(server, message, extra) : null,
   };
 }

@@ -148,7 +148,7 @@ describe("portfolio-mcp doctor", () => {
     expect(result.status).toBe(2);
     expect(result.stdout).toMatch(/read operations\s+ok/);
     expect(result.stdout).toMatch(
-      /write operation notes\s+refused\s+Refused operation_note_create: this API key lacks the scope operations:write/,
+      /write operation notes\s+refused\s+The Partner API refused write operation notes: this API key lacks the scope operations:write/,
     );
     expect(result.stdout).toMatch(/write my dashboards\s+refused\s+.*lacks the scope users:write/);
     expect(result.stdout).toMatch(/write SIREN resolution\s+refused\s+.*operateurs:write/);
@@ -163,7 +163,48 @@ describe("portfolio-mcp doctor", () => {
       PORTFOLIO_API_SECRET: "not-the-secret",
     });
     expect(result.status).toBe(1);
-    expect(result.stdout).toMatch(/token exchange\s+failed\s+The server could not authenticate/);
+    expect(result.stdout).toMatch(
+      /token exchange\s+failed\s+The Partner API refused to sign this server in \(invalid_signature\): check PORTFOLIO_API_KEY_ID, PORTFOLIO_API_SECRET/,
+    );
     expect(result.stdout).not.toMatch(/read portfolio/);
+  });
+
+  it.each([
+    [
+      "nothing listens there",
+      () => "http://127.0.0.1:9/v1",
+      /connection was refused \(ECONNREFUSED\)/,
+    ],
+    [
+      "a misspelt host",
+      () => "http://sandbox.invalid/v1",
+      /host name sandbox\.invalid does not resolve \(DNS, ENOTFOUND\); check the spelling/,
+    ],
+    [
+      "https on a plain HTTP port",
+      () => sandbox.baseUrl.replace("http://", "https://"),
+      /TLS handshake failed .*should start with http:\/\//,
+    ],
+  ])("names the address and the cause when %s", async (_case, url, cause) => {
+    const result = await runAsync(["doctor"], {
+      PORTFOLIO_API_BASE_URL: url(),
+      PORTFOLIO_API_KEY_ID: DEMO_KEYS.full.keyId,
+      PORTFOLIO_API_SECRET: DEMO_KEYS.full.secret,
+      PORTFOLIO_MAX_RETRIES: "0",
+    });
+    expect(result.status).toBe(1);
+    const line = result.stdout.split("\n").find((l) => l.startsWith("token exchange")) ?? "";
+    expect(line).toContain(`The Partner API at ${url()} could not be reached for signing in`);
+    expect(line).toMatch(cause);
+  });
+
+  it("fails on a PORTFOLIO_ variable it does not know, naming the one meant", async () => {
+    const result = await runAsync(["doctor", "--sandbox"], {
+      PORTFOLIO_DELEGATED_USER_MAIL: "camille.martin@aurore-capital.example",
+    });
+    expect(result.status).toBe(2);
+    expect(result.stdout).toMatch(
+      /configuration\s+failed\s+PORTFOLIO_DELEGATED_USER_MAIL is not a setting of this server; did you mean PORTFOLIO_DELEGATED_USER_EMAIL\?/,
+    );
   });
 });

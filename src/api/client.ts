@@ -4,13 +4,20 @@ import { delegationHeaders } from "../auth/delegation.js";
 import { type Sleep, TokenManager } from "../auth/token-manager.js";
 import type { ApiSettings, DelegatedUser } from "../config.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
-import type { Logger, SecretRedactor } from "../log.js";
+import { type Logger, SecretRedactor } from "../log.js";
 import type { Operation, OperationId, OperationInput } from "./catalogue.js";
 import { Cooldown } from "./cooldown.js";
-import { ApiError, errorFromResponse, invalidInput } from "./errors.js";
+import {
+  ApiError,
+  errorFromResponse,
+  invalidInput,
+  isInProgressConflict,
+  reasonCodeOf,
+} from "./errors.js";
 import { createTransport, type HttpReply, type NetworkError, type Transport } from "./http.js";
 import { readSuccessBody } from "./response.js";
 import {
+  type AttemptOutcome,
   DEFAULT_RETRY_POLICY,
   parseRetryAfter,
   type RetryPolicy,
@@ -83,8 +90,13 @@ export class ApiClient {
   /** Retries made after a failed attempt (401 renewals not included). */
   retries = 0;
 
+  /** Upstream text (problem details, error pages) never carries a secret onwards. */
+  private readonly scrub: (text: string) => string;
+
   constructor(private readonly options: ApiClientOptions) {
     const { settings } = options;
+    const redactor = options.redactor ?? new SecretRedactor();
+    this.scrub = (text) => redactor.scrub(text);
     this.routes = options.routes ?? resolveRoutes(settings.routesFile);
     this.transport = options.transport ?? createTransport({ timeoutMs: settings.timeoutMs });
     this.clock = options.clock ?? Date.now;
@@ -92,7 +104,7 @@ export class ApiClient {
     this.random = options.random ?? Math.random;
     this.cooldown = new Cooldown(this.clock);
     this.policy = { ...DEFAULT_RETRY_POLICY, maxRetries: settings.maxRetries };
-    options.redactor?.add(settings.secret);
+    redactor.add(settings.secret);
     this.tokens = new TokenManager({
       baseUrl: settings.baseUrl,
       keyId: settings.keyId,
@@ -106,7 +118,8 @@ export class ApiClient {
       clock: this.clock,
       sleep: this.sleep,
       random: this.random,
-      onBearer: (token) => options.redactor?.add(token),
+      onBearer: (token) => redactor.add(token),
+      scrub: this.scrub,
     });
   }
 
@@ -162,11 +175,15 @@ export class ApiClient {
           await this.pause(wait, id, requestId, options.signal);
           continue;
         }
-        throw this.failure(
-          failure.kind === "timeout" ? "timeout" : "network_error",
-          id,
-          requestId,
-          `The Partner API could not be reached for ${id}: ${failure.message}.`,
+        throw new ApiError(
+          `The Partner API at ${this.options.settings.baseUrl} could not be reached for ${id}: ${failure.message}.`,
+          {
+            code: failure.kind === "timeout" ? "timeout" : "network_error",
+            operationId: id,
+            requestId,
+            detail: failure.message,
+            upstream: this.options.settings.baseUrl,
+          },
         );
       }
       this.logAttempt(id, reply.status, sentAt, requestId, attempt);
@@ -189,19 +206,32 @@ export class ApiClient {
       const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], this.clock());
       if (reply.status === 429) this.cooldown.extend(retryAfterMs ?? 1_000);
       const wait = retryDelayMs(retries, retryAfterMs, this.policy, this.random);
-      if (this.mayRetry({ kind: "status", status: reply.status }, retries, started, wait)) {
+      const inProgress =
+        reply.status === 409 &&
+        isInProgressConflict(
+          409,
+          reasonCodeOf(reply.body, reply.headers["content-type"] ?? ""),
+          reply.headers["retry-after"],
+        );
+      if (
+        this.mayRetry({ kind: "status", status: reply.status, inProgress }, retries, started, wait)
+      ) {
         retries++;
         if (reply.status !== 429) await this.pause(wait, id, requestId, options.signal); // a 429 waits in the cooldown
         continue;
       }
-      throw errorFromResponse({
-        operationId: id,
-        requestId,
-        status: reply.status,
-        contentType: reply.headers["content-type"] ?? "",
-        body: reply.body,
-        retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
-      });
+      throw errorFromResponse(
+        {
+          operationId: id,
+          requestId,
+          status: reply.status,
+          contentType: reply.headers["content-type"] ?? "",
+          body: reply.body,
+          retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
+          upstream: this.options.settings.baseUrl,
+        },
+        this.scrub,
+      );
     }
   }
 
@@ -238,6 +268,11 @@ export class ApiClient {
       | Record<string, unknown>
       | undefined;
     const body = options.unchecked ? input.body : parse(operation.body, input.body, "body");
+    // A URL resolves `.` and `..` segments, which would send the call to another route.
+    for (const [name, value] of Object.entries(params ?? {})) {
+      if (value === "." || value === "..")
+        errors.push({ field: name, rule: "not a dot segment", message: "must not be . or .." });
+    }
     if (errors.length > 0) throw invalidInput(id, errors);
 
     let delegation: Record<string, string> = {};
@@ -290,7 +325,7 @@ export class ApiClient {
   }
 
   private mayRetry(
-    outcome: { kind: "status"; status: number } | { kind: "network"; code: string },
+    outcome: AttemptOutcome,
     retries: number,
     started: number,
     nextDelayMs: number,

@@ -32,6 +32,8 @@ export interface ApiErrorFields {
   routeId?: string;
   retryAfterSeconds?: number;
   fieldErrors?: FieldError[];
+  /** The API's base URL, so a failure can say where it tried. */
+  upstream?: string;
 }
 
 /**
@@ -52,6 +54,7 @@ export class ApiError extends Error implements ApiErrorFields {
   readonly routeId?: string;
   readonly retryAfterSeconds?: number;
   readonly fieldErrors?: FieldError[];
+  readonly upstream?: string;
 
   constructor(message: string, fields: ApiErrorFields) {
     super(message);
@@ -67,6 +70,7 @@ export class ApiError extends Error implements ApiErrorFields {
     this.routeId = fields.routeId;
     this.retryAfterSeconds = fields.retryAfterSeconds;
     this.fieldErrors = fields.fieldErrors;
+    this.upstream = fields.upstream;
   }
 }
 
@@ -92,11 +96,18 @@ export interface ErrorResponse {
   contentType: string;
   body: Buffer;
   retryAfterSeconds?: number;
+  upstream?: string;
 }
 
-/** The one factory from an HTTP error answer to an ApiError, problem+json or not. */
-export function errorFromResponse(response: ErrorResponse): ApiError {
-  const problem = parseProblem(response.body, response.contentType);
+/**
+ * The one factory from an HTTP error answer to an ApiError, problem+json or not. Every text
+ * taken from the answer is scrubbed first: a gateway may echo the request's Authorization.
+ */
+export function errorFromResponse(
+  response: ErrorResponse,
+  scrub: (text: string) => string = (text) => text,
+): ApiError {
+  const problem = parseProblem(response.body, response.contentType, scrub);
   const code = codeForStatus(response.status);
   const base = {
     code,
@@ -104,9 +115,10 @@ export function errorFromResponse(response: ErrorResponse): ApiError {
     status: response.status,
     requestId: problem?.request_id ?? response.requestId,
     retryAfterSeconds: response.retryAfterSeconds,
+    upstream: response.upstream,
   };
   if (!problem) {
-    const excerpt = response.body.toString("utf8").replace(/\s+/g, " ").trim().slice(0, 120);
+    const excerpt = scrub(response.body.toString("utf8")).replace(/\s+/g, " ").trim().slice(0, 120);
     return new ApiError(
       `The Partner API answered ${response.operationId} with HTTP ${response.status} and no problem document${excerpt ? ` (${response.contentType || "no content type"}: "${excerpt}")` : ""}.`,
       base,
@@ -123,7 +135,11 @@ export function errorFromResponse(response: ErrorResponse): ApiError {
       reasonCode: problem.reason_code,
       scope: problem.scope,
       routeId: problem.route_id,
-      fieldErrors: Array.isArray(problem.errors) ? problem.errors.filter(isFieldError) : undefined,
+      fieldErrors: Array.isArray(problem.errors)
+        ? problem.errors
+            .filter(isFieldError)
+            .map((e) => ({ field: scrub(e.field), rule: scrub(e.rule), message: scrub(e.message) }))
+        : undefined,
     },
   );
 }
@@ -139,13 +155,18 @@ interface Problem {
   errors?: unknown[];
 }
 
-function parseProblem(body: Buffer, contentType: string): Problem | null {
+function parseProblem(
+  body: Buffer,
+  contentType: string,
+  scrub: (text: string) => string,
+): Problem | null {
   if (!/json/i.test(contentType) || body.length === 0) return null;
   try {
     const parsed: unknown = JSON.parse(body.toString("utf8"));
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return null;
     const p = parsed as Record<string, unknown>;
-    const text = (key: string) => (typeof p[key] === "string" ? (p[key] as string) : undefined);
+    const text = (key: string) =>
+      typeof p[key] === "string" ? scrub(p[key] as string) : undefined;
     return {
       type: text("type"),
       title: text("title"),
@@ -169,6 +190,27 @@ function isFieldError(value: unknown): value is FieldError {
     typeof v.rule === "string" &&
     typeof v.message === "string"
   );
+}
+
+/**
+ * The API's 409 for a request whose Idempotency-Key is still being processed (our retry racing
+ * a slow first attempt). The spec does not name this answer; a reason code saying "in
+ * progress" or "in use", or a Retry-After on the 409, marks it. It says nothing of the outcome.
+ */
+export function isInProgressConflict(
+  status: number | undefined,
+  reasonCode: string | undefined,
+  retryAfter: unknown,
+): boolean {
+  return (
+    status === 409 &&
+    (/in[_-]?progress|in[_-]?use|concurrent/i.test(reasonCode ?? "") || retryAfter !== undefined)
+  );
+}
+
+/** The reason code of an answer's problem document, without building the whole error. */
+export function reasonCodeOf(body: Buffer, contentType: string): string | undefined {
+  return parseProblem(body, contentType, (text) => text)?.reason_code;
 }
 
 /** Refused locally: names every field and rule, and says nothing was sent. */

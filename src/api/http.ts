@@ -17,7 +17,10 @@ export interface HttpReply {
 
 export type NetworkFailure = "aborted" | "timeout" | "connection" | "other";
 
-/** The request never produced an HTTP answer. `kind` decides whether a retry makes sense. */
+/**
+ * The request never produced an HTTP answer. `kind` decides whether a retry makes sense;
+ * `message` says what failed and what to check, in words an operator can act on.
+ */
 export class NetworkError extends Error {
   override name = "NetworkError";
 
@@ -36,7 +39,8 @@ const TIMEOUT_CODES = new Set([
   "UND_ERR_BODY_TIMEOUT",
   "ETIMEDOUT",
 ]);
-const CONNECTION_CODES = new Set([
+/** Worth another try: the next attempt may well get through. */
+const TRANSIENT_CODES = new Set([
   "UND_ERR_SOCKET",
   "UND_ERR_CLOSED",
   "ECONNRESET",
@@ -46,18 +50,49 @@ const CONNECTION_CODES = new Set([
   "ENETUNREACH",
   "EHOSTUNREACH",
 ]);
+const TLS_TRUST_CODES = new Set([
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
 
+/** Why a request got no answer, with what to check: connection, DNS, TLS or timeout. */
 export function classifyNetworkError(error: unknown, signal?: AbortSignal): NetworkError {
-  const e = error as { code?: string; name?: string; message?: string };
+  const e = error as { code?: string; name?: string; message?: string; hostname?: string };
   if (signal?.aborted || e.name === "AbortError" || e.code === "UND_ERR_ABORTED") {
     return new NetworkError("aborted", "the call was cancelled", e.code);
   }
   const code = e.code ?? "";
+  const kind: NetworkFailure = TIMEOUT_CODES.has(code)
+    ? "timeout"
+    : TRANSIENT_CODES.has(code)
+      ? "connection"
+      : "other";
+  return new NetworkError(kind, explain(code, e), code || undefined);
+}
+
+function explain(code: string, e: { message?: string; hostname?: string }): string {
   if (TIMEOUT_CODES.has(code))
-    return new NetworkError("timeout", `no answer in time (${code})`, code);
-  if (CONNECTION_CODES.has(code))
-    return new NetworkError("connection", `the connection failed (${code})`, code);
-  return new NetworkError("other", e.message ?? String(error), code || undefined);
+    return `no answer in time (${code}); the API may be overloaded or a firewall may drop the traffic`;
+  if (code === "ECONNREFUSED")
+    return "the connection was refused (ECONNREFUSED): nothing listens at that address and port; check the host and port of PORTFOLIO_API_BASE_URL and that the API is up";
+  if (code === "ENOTFOUND")
+    return `the host name${e.hostname ? ` ${e.hostname}` : ""} does not resolve (DNS, ENOTFOUND); check the spelling of PORTFOLIO_API_BASE_URL`;
+  if (code === "EAI_AGAIN")
+    return "the DNS lookup failed for now (EAI_AGAIN); check this machine's network and DNS";
+  if (code === "ERR_SSL_WRONG_VERSION_NUMBER" || code === "EPROTO")
+    return `the TLS handshake failed (${code}): the server does not speak HTTPS on that port; check whether PORTFOLIO_API_BASE_URL should start with http://`;
+  if (TLS_TRUST_CODES.has(code))
+    return `the server's TLS certificate is not trusted (${code}); give this machine its CA (NODE_EXTRA_CA_CERTS) or fix the certificate`;
+  if (code === "UND_ERR_SOCKET" || code === "ECONNRESET")
+    return `the server closed the connection without answering (${code}); if the port speaks HTTPS, PORTFOLIO_API_BASE_URL should start with https://`;
+  if (code === "ENETUNREACH" || code === "EHOSTUNREACH")
+    return `the network or host is unreachable (${code}); check routes and firewalls`;
+  return `${e.message ?? "the request failed"}${code ? ` (${code})` : ""}`;
 }
 
 export interface Transport {

@@ -18,7 +18,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 8_000,
 };
 
-export type AttemptOutcome = { kind: "status"; status: number } | { kind: "network"; code: string };
+export type AttemptOutcome =
+  | { kind: "status"; status: number; inProgress?: boolean }
+  | { kind: "network"; code: string };
 
 /** Statuses worth another try: the gateway's and the rate limiter's (issue "API client core"). */
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
@@ -28,9 +30,9 @@ const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
  * Idempotency-Key makes a repeat harmless.
  */
 export function isRetryable(outcome: AttemptOutcome): boolean {
-  return outcome.kind === "network"
-    ? outcome.code !== "aborted"
-    : RETRYABLE_STATUSES.has(outcome.status);
+  if (outcome.kind === "network") return outcome.code !== "aborted";
+  // A 409 for the same key still in progress asks to come back later with that key.
+  return RETRYABLE_STATUSES.has(outcome.status) || outcome.inProgress === true;
 }
 
 export function shouldRetry(args: {

@@ -12,6 +12,9 @@ export const uuid = z
     "must be a UUID",
   );
 
+/** A business date (spec part 2): YYYY-MM-DD, no time zone. */
+export const businessDate = z.iso.date({ error: "must be a date, YYYY-MM-DD" });
+
 export const limit = (max: number, fallback: number) =>
   z.int().min(1).max(max).describe(`Page size, 1-${max} (the API's default: ${fallback}).`);
 export const offset = z.int().min(0).describe("Results to skip (default 0).");
@@ -53,79 +56,214 @@ export const noteBody = z.strictObject({
 
 const openObject = z.record(z.string(), z.json());
 
+/**
+ * The spec gives free-form objects no size (spec part 2: layout, filters, scope); this client
+ * caps what it sends so that one argument cannot swell a journal or a preview.
+ */
+export const FREE_FORM_MAX_BYTES = 16_384;
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+const capped = <T extends z.ZodType>(schema: T) =>
+  schema.refine(
+    (value) => jsonBytes(value) <= FREE_FORM_MAX_BYTES,
+    `must take at most ${FREE_FORM_MAX_BYTES} bytes of JSON`,
+  );
+
 export const dashboardBody = z.strictObject({
   name: z.string().min(1).max(200),
   description: z.string().max(2000).nullish(),
-  layout: z.array(openObject).max(50).optional(),
-  filters: openObject.optional(),
-  default_scope: openObject.optional(),
+  layout: capped(z.array(openObject).max(50)).optional(),
+  filters: capped(openObject).optional(),
+  default_scope: capped(openObject).optional(),
 });
 
-/** Filter keys an `operations` view accepts; `status` is not one of them (spec part 2). */
-export const OPERATIONS_VIEW_FILTER_KEYS = [
-  "preset",
-  "search",
-  "statut",
-  "statut_interne",
-  "statut_operationnel",
-  "cycle_interne",
-  "classe_actif",
-  "type_investissement",
-  "operateur_id",
+/**
+ * Saved views (spec part 2). The spec names the operations filter keys, the limits and that
+ * types, columns, sort fields, icons and colours are checked against the schema's allowlists
+ * without giving their values: these are the sandbox's documented choices (README, "Shapes the
+ * spec leaves open"), checked here so a human never approves a view the API must refuse.
+ */
+export const VIEW_TYPES = ["operations", "deals", "operateurs"] as const;
+export type ViewType = (typeof VIEW_TYPES)[number];
+export const VIEW_ICONS = [
+  "star",
+  "folder",
+  "chart",
+  "building",
+  "briefcase",
+  "flag",
+  "calendar",
+  "bell",
+] as const;
+export const VIEW_COLORS = [
+  "slate",
+  "blue",
+  "green",
+  "amber",
+  "red",
+  "purple",
+  "teal",
+  "pink",
 ] as const;
 
+/** Filter keys per view type; for operations views, `status` is not one (spec part 2). */
+export const VIEW_FILTER_KEYS: Record<ViewType, readonly string[]> = {
+  operations: [
+    "preset",
+    "search",
+    "statut",
+    "statut_interne",
+    "statut_operationnel",
+    "cycle_interne",
+    "classe_actif",
+    "type_investissement",
+    "operateur_id",
+  ],
+  deals: ["preset", "search", "status", "classe_actif", "operateur_id", "responsable"],
+  operateurs: ["preset", "search", "type", "litiges_en_cours", "responsable_interne"],
+};
+
+/** Columns per view type; sort fields come from the same list. */
+export const VIEW_COLUMNS: Record<ViewType, readonly string[]> = {
+  operations: [
+    "name",
+    "statut",
+    "phase",
+    "statut_interne",
+    "statut_operationnel",
+    "classe_actif",
+    "sous_classe_actif",
+    "type_investissement",
+    "type_operation",
+    "spv",
+    "operateur",
+    "montant_engage",
+    "montant_appele",
+    "encours",
+    "taux_annuel",
+    "date_echeance",
+    "ville",
+    "taux_commercialisation",
+    "updated_at",
+  ],
+  deals: [
+    "name",
+    "status",
+    "montant_estime",
+    "classe_actif",
+    "operateur",
+    "responsable",
+    "date_sourcing",
+    "date_closing_prevue",
+    "updated_at",
+  ],
+  operateurs: [
+    "name",
+    "siren",
+    "type",
+    "reputation_gouvernance_score",
+    "litiges_en_cours",
+    "responsable_interne",
+    "updated_at",
+  ],
+};
+
 const SAVED_VIEW_STATE_MAX_BYTES = 16_384;
+const VIEW_NAME_MAX = 120;
+const allowlists = (lists: Record<ViewType, readonly string[]>) =>
+  VIEW_TYPES.map((t) => `${t}: ${lists[t].join(", ")}`).join("; ");
 
 const savedViewFields = {
   name: z
     .string()
     .max(500)
-    .refine((name) => name.trim() !== "", "must not be blank"),
-  type: z.string().min(1).max(64),
-  filters: openObject.refine((f) => Object.keys(f).length <= 24, "must have at most 24 keys"),
-  columns: z.array(z.string().min(1).max(128)).max(64),
+    .refine((name) => normaliseViewName(name) !== "", "must not be blank")
+    .refine(
+      (name) => normaliseViewName(name).length <= VIEW_NAME_MAX,
+      `must have at most ${VIEW_NAME_MAX} characters once spaces are collapsed`,
+    )
+    .describe(`1-${VIEW_NAME_MAX} characters; spaces are trimmed and collapsed.`),
+  type: z.enum(VIEW_TYPES).describe("What the view lists: operations, deals or operateurs."),
+  filters: openObject.describe(
+    `At most 24 keys, by type (${allowlists(VIEW_FILTER_KEYS)}). Operations views take statut, not status.`,
+  ),
+  columns: z
+    .array(z.string().min(1).max(64))
+    .max(64)
+    .describe(`By type: ${allowlists(VIEW_COLUMNS)}.`),
   sort: z
     .array(
-      z.strictObject({ sort_by: z.string().min(1).max(128), sort_order: z.enum(["asc", "desc"]) }),
+      z.strictObject({
+        sort_by: z.string().min(1).max(64).describe("One of the type's columns."),
+        sort_order: z.enum(["asc", "desc"]),
+      }),
     )
     .max(4),
-  icon: z.string().max(64).nullable(),
-  color: z.string().max(64).nullable(),
+  icon: z.enum(VIEW_ICONS).nullable(),
+  color: z.enum(VIEW_COLORS).nullable(),
   is_default: z.boolean(),
 };
 
+export function normaliseViewName(name: string): string {
+  return name.trim().replace(/\s+/g, " ");
+}
+
 type ViewState = {
-  type?: string;
+  type?: ViewType;
   filters?: Record<string, unknown>;
-  columns?: unknown;
-  sort?: unknown;
+  columns?: readonly string[];
+  sort?: ReadonlyArray<{ sort_by: string }>;
 };
 
-/** The cross-field rules of a view's state: its size, and the operations filter allowlist. */
-function checkViewState(view: ViewState, ctx: z.RefinementCtx): void {
+/**
+ * The cross-field rules of a view's state (spec part 2): its size, then the filter keys,
+ * columns and sort fields its type accepts. Exported for updates, whose type is the stored
+ * view's.
+ */
+export function viewStateIssues(view: ViewState): Array<{ path: PropertyKey[]; message: string }> {
+  const issues: Array<{ path: PropertyKey[]; message: string }> = [];
   const bytes = Buffer.byteLength(
     JSON.stringify({ filters: view.filters, columns: view.columns, sort: view.sort }),
   );
   if (bytes > SAVED_VIEW_STATE_MAX_BYTES) {
-    ctx.addIssue({
-      code: "custom",
+    issues.push({
       path: ["filters"],
-      message: `filters, columns and sort must take at most ${SAVED_VIEW_STATE_MAX_BYTES} bytes of JSON (they take ${bytes})`,
+      message: `must, with columns and sort, take at most ${SAVED_VIEW_STATE_MAX_BYTES} bytes of JSON (they take ${bytes})`,
     });
   }
-  if (view.type !== "operations" || !view.filters) return;
-  for (const key of Object.keys(view.filters)) {
-    if (!(OPERATIONS_VIEW_FILTER_KEYS as readonly string[]).includes(key)) {
-      ctx.addIssue({
-        code: "custom",
+  if (view.filters && Object.keys(view.filters).length > 24)
+    issues.push({ path: ["filters"], message: "must have at most 24 keys" });
+  const type = view.type;
+  if (!type) return issues;
+  for (const key of Object.keys(view.filters ?? {})) {
+    if (!VIEW_FILTER_KEYS[type].includes(key)) {
+      issues.push({
         path: ["filters", key],
         message:
-          key === "status"
+          type === "operations" && key === "status"
             ? "is not accepted for operations views; use statut"
-            : `is not a filter of operations views (${OPERATIONS_VIEW_FILTER_KEYS.join(", ")})`,
+            : `is not a filter of ${type} views (${VIEW_FILTER_KEYS[type].join(", ")})`,
       });
     }
   }
+  (view.columns ?? []).forEach((column, i) => {
+    if (!VIEW_COLUMNS[type].includes(column))
+      issues.push({
+        path: ["columns", i],
+        message: `must be a column of ${type} views, not ${column}`,
+      });
+  });
+  (view.sort ?? []).forEach((key, i) => {
+    if (!VIEW_COLUMNS[type].includes(key.sort_by))
+      issues.push({
+        path: ["sort", i, "sort_by"],
+        message: `must be a column of ${type} views, not ${key.sort_by}`,
+      });
+  });
+  return issues;
+}
+
+function checkViewState(view: ViewState, ctx: z.RefinementCtx): void {
+  for (const issue of viewStateIssues(view)) ctx.addIssue({ code: "custom", ...issue });
 }
 
 /** A view as created: name and type required, the rest optional. */
@@ -144,11 +282,11 @@ export const savedViewCreateBody = savedViewBody.superRefine(checkViewState);
 
 /**
  * An update: absent fields stay as they are, null clears a nullable one. Updates stay bound to
- * the stored view's type, which the API checks; the size rule is checked here.
+ * the stored view's type (spec part 2): the tool checks the state against it before drafting.
  */
 export const savedViewUpdateBody = savedViewBody
   .partial()
-  .refine((body) => Object.keys(body).length > 0, "send at least one field to change")
+  .refine((body) => Object.keys(body).length > 0, "must change at least one field")
   .superRefine(checkViewState);
 
 export const recommendationId = z

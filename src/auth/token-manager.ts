@@ -29,6 +29,8 @@ export interface TokenManagerOptions {
   random: () => number;
   /** Told of every bearer issued, so logs can scrub it. */
   onBearer?: (token: string) => void;
+  /** Removes known secrets from upstream text before it is kept on an error. */
+  scrub?: (text: string) => string;
 }
 
 interface Bearer {
@@ -119,10 +121,15 @@ export class TokenManager {
             policy,
           })
         ) {
-          throw new ApiError(`The token exchange failed: ${failure.message}.`, {
-            code: failure.kind === "timeout" ? "timeout" : "network_error",
-            operationId: EXCHANGE_OPERATION,
-          });
+          throw new ApiError(
+            `The token exchange at ${this.options.baseUrl} failed: ${failure.message}.`,
+            {
+              code: failure.kind === "timeout" ? "timeout" : "network_error",
+              operationId: EXCHANGE_OPERATION,
+              detail: failure.message,
+              upstream: this.options.baseUrl,
+            },
+          );
         }
         retries++;
         await this.options.sleep(delay);
@@ -157,14 +164,18 @@ export class TokenManager {
         if (reply.status !== 429) await this.options.sleep(delay); // a 429 waits in the cooldown
         continue;
       }
-      throw errorFromResponse({
-        operationId: EXCHANGE_OPERATION,
-        requestId: reply.headers["x-request-id"] ?? "",
-        status: reply.status,
-        contentType: reply.headers["content-type"] ?? "",
-        body: reply.body,
-        retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
-      });
+      throw errorFromResponse(
+        {
+          operationId: EXCHANGE_OPERATION,
+          requestId: reply.headers["x-request-id"] ?? "",
+          status: reply.status,
+          contentType: reply.headers["content-type"] ?? "",
+          body: reply.body,
+          retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
+          upstream: this.options.baseUrl,
+        },
+        this.options.scrub,
+      );
     }
   }
 

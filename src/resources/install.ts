@@ -1,9 +1,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   type ReadResourceResult,
   type Resource,
@@ -12,7 +10,8 @@ import { ApiError } from "../api/errors.js";
 import { asListPage } from "../api/response.js";
 import { describeIssue } from "../field-errors.js";
 import type { Logger } from "../log.js";
-import { userMessage } from "../tools/errors.js";
+import { INTERNAL_ERROR, INVALID_PARAMS, ProtocolError } from "../protocol-error.js";
+import { invalidArguments, userMessage } from "../tools/errors.js";
 import type { ToolContext, ToolDefinition } from "../tools/types.js";
 import { isTemplate, RESOURCES, type ResourceSpec } from "./catalogue.js";
 
@@ -63,19 +62,25 @@ export function installResources(
       const uri = request.params.uri;
       const found = matchResource(uri);
       if (!found)
-        throw new McpError(RESOURCE_NOT_FOUND, `No resource ${uri}; see resources/templates/list.`);
+        throw new ProtocolError(
+          RESOURCE_NOT_FOUND,
+          `No resource ${uri}; see resources/templates/list.`,
+          {
+            uri,
+          },
+        );
       const tool = toolByName.get(found.spec.tool);
       if (!tool)
-        throw new McpError(ErrorCode.InternalError, `Resource ${found.spec.name} has no tool.`);
+        throw new ProtocolError(INTERNAL_ERROR, `Resource ${found.spec.name} has no tool.`);
       const parsed = tool.input.safeParse(toArguments(found.variables));
       if (!parsed.success) {
-        const fields = parsed.error.issues.map((i) => {
-          const e = describeIssue(i);
-          return `${e.field} ${e.message} (rule: ${e.rule})`;
-        });
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Invalid resource URI ${uri}: ${fields.join("; ")}.`,
+        throw new ProtocolError(
+          INVALID_PARAMS,
+          invalidArguments(
+            `The resource ${uri}`,
+            parsed.error.issues.map((i) => describeIssue(i)),
+            "read",
+          ),
         );
       }
       try {
@@ -97,9 +102,9 @@ export function installResources(
             ? RESOURCE_NOT_FOUND
             : error instanceof ApiError &&
                 (error.code === "invalid_input" || error.code === "invalid_request")
-              ? ErrorCode.InvalidParams
-              : ErrorCode.InternalError;
-        throw new McpError(code, userMessage(error));
+              ? INVALID_PARAMS
+              : INTERNAL_ERROR;
+        throw new ProtocolError(code, userMessage(error, uri));
       }
     },
   );

@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { parseFlags, UsageError } from "../cli-args.js";
 import { createLogger } from "../log.js";
 import { DEMO_KEYS, DEMO_USERS, demoContract, startSandbox } from "./index.js";
 
@@ -11,7 +11,7 @@ Serves the Partner API simulator with demo data and demo credentials (no real da
 /** `portfolio-mcp sandbox`: the simulator on its own, for humans and integrators. */
 export async function runSandboxCommand(argv: string[]): Promise<void> {
   if (argv[0] === "contract") return runContractCommand(argv.slice(1));
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: argv,
     options: {
       port: { type: "string", default: "4010" },
@@ -83,7 +83,7 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
 
 /** `portfolio-mcp sandbox contract --key <key_id>`: a demo key's export, JSON on stdout. */
 function runContractCommand(argv: string[]): void {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: argv,
     options: {
       key: { type: "string" },
@@ -98,7 +98,7 @@ function runContractCommand(argv: string[]): void {
     return;
   }
   const keys = Object.values(DEMO_KEYS).map((k) => k.keyId);
-  if (!values.key) throw new Error(`--key is required: one of ${keys.join(", ")}`);
+  if (!values.key) throw new UsageError(`--key is required: one of ${keys.join(", ")}`);
   const contract = demoContract(values.key, {
     seed: values.seed,
     serverUrl: values["server-url"],

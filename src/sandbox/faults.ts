@@ -70,6 +70,11 @@ export class FaultInjector {
     this.rules = [];
   }
 
+  /** How many more requests a rule will hit: 0 once it has hit them all (or was removed). */
+  remaining(id: number): number {
+    return this.rules.find((r) => r.id === id)?.remaining ?? 0;
+  }
+
   /** Which faults hit this request: delays add up; the first terminal fault wins. */
   decide(request: {
     routeId: string | null;

@@ -74,6 +74,8 @@ export interface SandboxControl {
   clearRequests(): void;
   addFault(rule: FaultRule): number;
   removeFault(id: number): void;
+  /** Requests a fault rule will still hit: 0 once a `count` rule has hit them all. */
+  faultRemaining(id: number): number;
   clearFaults(): void;
   failNext(
     count: number,
@@ -181,6 +183,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clearRequests: () => log.clear(),
     addFault: (rule) => faults.add(rule),
     removeFault: (id) => faults.remove(id),
+    faultRemaining: (id) => faults.remaining(id),
     clearFaults: () => faults.clear(),
     failNext: (count, status, opts = {}) =>
       faults.add({

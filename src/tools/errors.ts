@@ -1,4 +1,5 @@
 import { ApiError } from "../api/errors.js";
+import type { FieldError } from "../field-errors.js";
 
 const DELEGATION_REASONS: Record<string, string> = {
   delegated_user_not_found: "the delegated user does not exist in this entity",
@@ -13,58 +14,82 @@ const DELEGATION_REASONS: Record<string, string> = {
 
 /**
  * One clear sentence for the assistant: what was refused, why, and what to do; never a stack
- * (sentry-mcp's `toUserMessage`). Reason codes are preferred over detail text (spec part 7).
+ * (sentry-mcp's `toUserMessage`). `subject` is what the model called (a tool, a resource, a
+ * prompt), never an internal operation id. Reason codes win over detail text (spec part 7).
  */
-export function userMessage(error: unknown): string {
+export function userMessage(error: unknown, subject = "this call"): string {
   if (error instanceof UserFacingError) return error.message;
   if (!(error instanceof ApiError)) return "The server failed unexpectedly; the error was logged.";
   const ref = error.requestId ? ` (request ${error.requestId})` : "";
-  const what =
-    error.operationId === "auth_token" ? "signing in to the Partner API" : error.operationId;
+  const signingIn = error.operationId === "auth_token";
+  const what = signingIn ? "signing in to the Partner API" : subject;
   const reason = error.reasonCode ? DELEGATION_REASONS[error.reasonCode] : undefined;
   switch (error.code) {
     case "invalid_input":
-      return `Invalid arguments: ${fieldList(error)}. Nothing was sent; fix these and call again.`;
+      return invalidArguments(subject, error.fieldErrors ?? []);
     case "not_configured":
       return error.message;
     case "rate_limited":
-      return `The Partner API is rate limiting this server: wait ${error.retryAfterSeconds ?? "a few"} s before calling ${what} again${ref}.`;
+      return `The Partner API is rate limiting this server: wait ${error.retryAfterSeconds ?? "a few"} s before ${signingIn ? "signing in" : `calling ${subject}`} again${ref}.`;
     case "authentication_failed":
-      return `The server could not authenticate to the Partner API (${error.reasonCode ?? error.status}): check PORTFOLIO_API_KEY_ID, PORTFOLIO_API_SECRET and the clock${ref}.`;
+      return `The Partner API refused ${signingIn ? "to sign this server in" : `the bearer for ${subject}`} (${error.reasonCode ?? `HTTP ${error.status}`}): check PORTFOLIO_API_KEY_ID, PORTFOLIO_API_SECRET and this machine's clock${ref}.`;
     case "forbidden":
-      if (reason) return `Refused ${what}: ${reason}${ref}.`;
+      if (reason) return `The Partner API refused ${what}: ${reason}${ref}.`;
       if (error.scope)
-        return `Refused ${what}: this API key lacks the scope ${error.scope}; an administrator can grant it${ref}.`;
+        return `The Partner API refused ${what}: this API key lacks the scope ${error.scope}, which an administrator can grant${ref}.`;
       if (error.reasonCode === "route_not_allowed")
-        return `Refused ${what}: this API key is not allowed to call this route${ref}.`;
+        return `The Partner API refused ${what}: this API key may not call this route${ref}.`;
       if (error.reasonCode === "ip_not_allowed")
-        return `Refused ${what}: this API key may not be used from this server's address${ref}.`;
-      return `Refused ${what}: ${error.detail ?? "access denied"}${ref}.`;
+        return `The Partner API refused ${what}: this API key may not be used from this server's address${ref}.`;
+      return `The Partner API refused ${what}: ${clause(error.detail ?? "access denied")}${ref}.`;
     case "bad_request":
     case "not_found":
-      if (reason) return `Refused ${what}: ${reason}${ref}.`;
-      return `${error.code === "not_found" ? "Not found" : "Bad request"} (${what}): ${error.detail ?? error.message}${ref}.`;
+      if (reason) return `The Partner API refused ${what}: ${reason}${ref}.`;
+      if (signingIn || error.reasonCode === "route_not_found")
+        return `The Partner API at ${error.upstream ?? "the configured address"} has no such route (HTTP ${error.status}) for ${what}: check that PORTFOLIO_API_BASE_URL is the API's address, ending with /v1${ref}.`;
+      return `${error.code === "not_found" ? "Not found" : "Bad request"} for ${what}: ${clause(error.detail ?? error.message)}${ref}.`;
     case "invalid_request":
-      return `The Partner API rejected ${what}: ${error.fieldErrors?.length ? fieldList(error) : (error.detail ?? "invalid request")}${ref}.`;
+      return `The Partner API rejected ${what}: ${error.fieldErrors?.length ? fieldList(error.fieldErrors) : clause(error.detail ?? "invalid request")}${ref}.`;
     case "conflict":
-      return `Conflict on ${what}: ${error.detail ?? error.message}${ref}.`;
-    case "server_error":
+      return `Conflict on ${what}: ${clause(error.detail ?? error.message)}${ref}.`;
     case "network_error":
     case "timeout":
+      return `The Partner API at ${error.upstream ?? "the configured address"} could not be reached for ${what}: ${clause(error.detail ?? error.message)}${ref}.`;
     case "unexpected_response":
-      return `The Partner API is unavailable or answered unexpectedly for ${what}${error.status ? ` (HTTP ${error.status})` : ""}: try again shortly${ref}.`;
+      return `The Partner API answered ${what} unexpectedly (${clause(error.message)}): check that PORTFOLIO_API_BASE_URL is the API's address, ending with /v1${ref}.`;
+    case "server_error":
+      return `The Partner API failed on its side for ${what} (HTTP ${error.status}): try again in a minute${ref}.`;
     case "aborted":
       return "The call was cancelled.";
     default:
-      return `${error.message}${ref}`;
+      return sentence(`${clause(error.message)}${ref}`);
   }
 }
 
-function fieldList(error: ApiError): string {
-  return (
-    (error.fieldErrors ?? []).map((e) => `${e.field} ${e.message} (rule: ${e.rule})`).join("; ") ||
-    error.message
-  );
+/** Local validation, as one sentence: the subject, each field with its rule, what to do. */
+export function invalidArguments(
+  subject: string,
+  errors: readonly FieldError[],
+  verb = "called",
+): string {
+  return `${subject} was not ${verb}: ${fieldList(errors)}; fix the arguments and try again (nothing was sent).`;
+}
+
+function fieldList(errors: readonly FieldError[]): string {
+  const parts = errors.map((e) => `${e.field} ${e.message}`);
+  if (parts.length <= 1) return parts[0] ?? "the arguments are invalid";
+  return `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+}
+
+/** A text to embed mid-sentence: no final full stop of its own. */
+function clause(text: string): string {
+  return text.trim().replace(/[.\s]+$/, "");
+}
+
+/** Ends a text with a full stop, whatever it ended with. */
+export function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
 /** A failure whose message is already the sentence the assistant should read. */

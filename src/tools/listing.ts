@@ -66,6 +66,52 @@ export async function walkPages<T extends object>(
   return fitToBudget(out, call.narrowHint);
 }
 
+/**
+ * A filter the API does not offer (a part of a name, a date range), served here: every page is
+ * walked, within the walk's bounds, and only matching items are kept; `offset` and `limit`
+ * then apply to the matches. The note says when the walk stopped before the end.
+ */
+export async function filteredPage<T extends object>(
+  call: ListCall<T>,
+  keep: (raw: unknown) => boolean,
+  page: { offset: number; limit: number },
+  ctx: ToolContext,
+): Promise<Fitted<T>> {
+  const matches = new Map<string, T>();
+  let total = 0;
+  let offset = 0;
+  let pages = 0;
+  while (pages < WALK_MAX_PAGES && offset < WALK_MAX_ITEMS) {
+    const batch = asListPage(
+      await fetchPage(call, { ...call.query, limit: call.maxLimit, offset }, ctx),
+    );
+    pages++;
+    total = batch.total;
+    for (const raw of batch.items) {
+      if (!keep(raw)) continue;
+      const item = call.present(raw);
+      if (!matches.has(item.id)) matches.set(item.id, item);
+    }
+    offset += batch.items.length;
+    await ctx.progress(Math.min(offset, total), total, `searched ${offset} of ${total}`);
+    if (batch.items.length === 0 || offset >= total) break;
+  }
+  const found = [...matches.values()];
+  const out = listOutput(
+    found.slice(page.offset, page.offset + page.limit),
+    found.length,
+    page.offset,
+  );
+  if (offset < total)
+    out.note = `Searched the first ${offset} of ${total} records only (the server walks at most ${WALK_MAX_ITEMS}); narrow the query with the API's own filters to search the rest.`;
+  return fitToBudget(out, call.narrowHint);
+}
+
+/** Lower case, accents removed: "Rhône" and "rhone" compare equal. */
+export function folded(text: string): string {
+  return text.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
 function fetchPage<T extends object>(
   call: ListCall<T>,
   query: Record<string, unknown>,

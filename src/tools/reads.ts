@@ -1,9 +1,11 @@
 import { z } from "zod";
 import { CATALOGUE, type OperationId } from "../api/catalogue.js";
 import { asListPage } from "../api/response.js";
+import { businessDate, uuid } from "../api/schemas.js";
 import { fitToBudget, listOutput } from "./budget.js";
+import { invalidArguments, UserFacingError } from "./errors.js";
 import { previewText, saveExport, summariseWorkbook, workbookSummary } from "./inrev.js";
-import { listPage, walkPages } from "./listing.js";
+import { filteredPage, folded, listPage, WALK_MAX_ITEMS, walkPages } from "./listing.js";
 import {
   calendarItem,
   dashboardItem,
@@ -92,12 +94,22 @@ function listTool<T extends { id: string }>(options: {
   present: (raw: unknown) => T;
   query?: z.ZodRawShape;
   path?: z.ZodRawShape;
+  /**
+   * Filters the API lacks, served by walking pages here: their arguments, and the predicate
+   * they make (null when none was given).
+   */
+  local?: {
+    shape: z.ZodRawShape;
+    keep(args: Record<string, unknown>): ((raw: unknown) => boolean) | null;
+  };
   pageable: boolean;
   narrowHint: string;
 }): ToolDefinition {
+  const localNames = Object.keys(options.local?.shape ?? {});
   const input = z.strictObject({
     ...options.path,
     ...options.query,
+    ...options.local?.shape,
     ...(options.pageable ? { all_pages: allPages } : {}),
   });
   return defineTool({
@@ -112,7 +124,7 @@ function listTool<T extends { id: string }>(options: {
       const pathNames = Object.keys(options.path ?? {});
       const path = Object.fromEntries(Object.entries(rest).filter(([k]) => pathNames.includes(k)));
       const query = Object.fromEntries(
-        Object.entries(rest).filter(([k]) => !pathNames.includes(k)),
+        Object.entries(rest).filter(([k]) => !pathNames.includes(k) && !localNames.includes(k)),
       );
       const call = {
         operation: options.operation,
@@ -122,6 +134,16 @@ function listTool<T extends { id: string }>(options: {
         narrowHint: options.narrowHint,
         maxLimit: 200,
       };
+      const keep = options.local?.keep(rest) ?? null;
+      if (keep) {
+        const { limit, offset, ...upstream } = query;
+        const page = {
+          offset: typeof offset === "number" ? offset : 0,
+          limit: all_pages ? WALK_MAX_ITEMS : typeof limit === "number" ? limit : 50,
+        };
+        const { list, text } = await filteredPage({ ...call, query: upstream }, keep, page, ctx);
+        return { structured: list, text };
+      }
       const { list, text } = all_pages ? await walkPages(call, ctx) : await listPage(call, ctx);
       return { structured: list, text };
     },
@@ -144,11 +166,28 @@ export const READ_TOOLS: readonly ToolDefinition[] = [
     name: "list_operations",
     title: "List operations",
     description:
-      "Operations, compact (id, name, status, phase, SPV, amounts). Filters: exact name, status (an operation_status code from get_taxonomies, or active for sourcing to livraison), spv_id. Paged: total, next_offset.",
+      "Operations, compact (id, name, status, phase, SPV, amounts). Filters: name_contains (part of a name, any case or accents), exact name, status (an operation_status code from get_taxonomies, or active for sourcing to livraison), spv_id. Paged: total, next_offset.",
     operation: "operations_list",
     item: operationItem,
     present: presentOperation,
     query: q.operations_list.query.shape,
+    local: {
+      shape: {
+        name_contains: z
+          .string()
+          .min(2)
+          .max(100)
+          .optional()
+          .describe(
+            "Part of the name, case and accents ignored; the server searches up to 2,000 operations for it.",
+          ),
+      },
+      keep({ name_contains }) {
+        if (typeof name_contains !== "string") return null;
+        const wanted = folded(name_contains.trim());
+        return (raw) => folded(String(record(raw).name ?? "")).includes(wanted);
+      },
+    },
     pageable: true,
     narrowHint: "filter by status or spv_id, or lower limit",
   }),
@@ -264,11 +303,44 @@ export const READ_TOOLS: readonly ToolDefinition[] = [
     name: "list_calendar_events",
     title: "List calendar events",
     description:
-      "Calendar events (deadlines, reporting due dates, AGs, maturities) in date order, compact. Paged; use all_pages for a period.",
+      "Calendar events (deadlines, reporting due dates, AGs, maturities) in date order, compact. Filters: from and to (dates, inclusive), event_type, operation_id; the server searches up to 2,000 events for them. Paged.",
     operation: "calendar_list",
     item: calendarItem,
     present: presentCalendarEvent,
     query: q.calendar_list.query.shape,
+    local: {
+      shape: {
+        from: businessDate.optional().describe("First event_date to include (YYYY-MM-DD)."),
+        to: businessDate.optional().describe("Last event_date to include (YYYY-MM-DD)."),
+        event_type: z
+          .string()
+          .min(1)
+          .max(50)
+          .optional()
+          .describe("covenant_deadline, reporting_due, ag_date, echeance, custom... (open list)."),
+        operation_id: uuid.optional().describe("Only events linked to this operation."),
+      },
+      keep({ from, to, event_type, operation_id }) {
+        if ([from, to, event_type, operation_id].every((v) => v === undefined)) return null;
+        if (from !== undefined && to !== undefined && String(from) > String(to))
+          throw new UserFacingError(
+            invalidArguments("list_calendar_events", [
+              { field: "from", rule: "from <= to", message: `must not be after to (${to})` },
+            ]),
+          );
+        return (raw) => {
+          const e = record(raw);
+          const date = String(e.event_date ?? "");
+          return (
+            (from === undefined || date >= String(from)) &&
+            (to === undefined || date <= String(to)) &&
+            (event_type === undefined || e.event_type === event_type) &&
+            (operation_id === undefined ||
+              String(e.operation_id ?? "").toLowerCase() === String(operation_id).toLowerCase())
+          );
+        };
+      },
+    },
     pageable: true,
     narrowHint: "lower limit",
   }),

@@ -2,15 +2,16 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
   ListToolsRequestSchema,
   type ListToolsResult,
-  McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { describeIssue } from "../field-errors.js";
+import { closest } from "../closest.js";
+import { describeIssue, type FieldError } from "../field-errors.js";
+import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
-import { userMessage } from "./errors.js";
+import { INVALID_PARAMS, ProtocolError } from "../protocol-error.js";
+import { invalidArguments, userMessage } from "./errors.js";
 import type { ToolContext, ToolDefinition } from "./types.js";
 
 type RequestExtra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
@@ -109,18 +110,25 @@ export function installTools(
     CallToolRequestSchema,
     async (request, extra): Promise<CallToolResult> => {
       const tool = byName.get(request.params.name);
-      if (!tool)
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}.`);
-      const parsed = tool.input.safeParse(request.params.arguments ?? {});
+      if (!tool) {
+        const near = closest(request.params.name, byName.keys());
+        throw new ProtocolError(
+          INVALID_PARAMS,
+          `Unknown tool ${request.params.name}${near ? `; did you mean ${near}?` : "; see tools/list."}`,
+        );
+      }
+      const args = request.params.arguments ?? {};
+      // Checked before zod, whose recursive walk would overflow the stack on deep nesting.
+      const deep = tooDeep(args);
+      if (deep) return errorResult(invalidArguments(tool.name, [deep]));
+      const parsed = tool.input.safeParse(args);
       if (!parsed.success) {
-        const fields = parsed.error.issues
-          .map((issue) => {
-            const e = describeIssue(issue);
-            return `${e.field} ${e.message} (rule: ${e.rule})`;
-          })
-          .join("; ");
+        const known = Object.keys(tool.input.shape);
         return errorResult(
-          `Invalid arguments for ${tool.name}: ${fields}. Nothing was sent; fix these and call again.`,
+          invalidArguments(
+            tool.name,
+            parsed.error.issues.map((issue) => withSuggestion(describeIssue(issue), known)),
+          ),
         );
       }
       try {
@@ -135,10 +143,17 @@ export function installTools(
         };
       } catch (error) {
         logger.warn({ tool: tool.name, err: error }, "tool call failed");
-        return errorResult(userMessage(error));
+        return errorResult(userMessage(error, tool.name));
       }
     },
   );
+}
+
+/** "colour is not a known field; did you mean color?" */
+function withSuggestion(error: FieldError, known: readonly string[]): FieldError {
+  if (error.rule !== "unknown field" || error.field.includes(".")) return error;
+  const near = closest(error.field, known);
+  return near ? { ...error, message: `${error.message}; did you mean ${near}?` } : error;
 }
 
 function errorResult(text: string): CallToolResult {

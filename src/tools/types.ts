@@ -26,6 +26,11 @@ export interface ToolAnnotations {
 export interface SessionContext {
   sessionId: string;
   delegatedUser: DelegatedUser | null;
+  /**
+   * The client identity writes are bound to (an HTTP client's name); null for a stdio client,
+   * which is known by the name it gives at initialize.
+   */
+  client: string | null;
 }
 
 export interface ToolContext {

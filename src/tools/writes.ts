@@ -1,10 +1,13 @@
 import { z } from "zod";
-import { CATALOGUE } from "../api/catalogue.js";
+import { CATALOGUE, type OperationId } from "../api/catalogue.js";
 import { asListPage } from "../api/response.js";
+import { normaliseViewName, VIEW_TYPES, type ViewType, viewStateIssues } from "../api/schemas.js";
+import { fieldPath } from "../field-errors.js";
+import { quote } from "../writes/display.js";
 import type { WriteDraft } from "../writes/gate.js";
 import type { Intent } from "../writes/intent.js";
 import { previewText } from "../writes/preview.js";
-import { UserFacingError } from "./errors.js";
+import { invalidArguments, sentence, UserFacingError } from "./errors.js";
 import { record } from "./present.js";
 import {
   defineTool,
@@ -34,7 +37,9 @@ type Outcome = z.output<typeof outcomeSchema> & {
 
 const confirmationId = z
   .string()
-  .regex(/^cf_[A-Za-z0-9_-]{8,64}$/, "must be a confirmation_id returned by a write tool");
+  .min(1)
+  .max(300)
+  .describe("Exactly as the draft returned it: the write spelled out, then its id in brackets.");
 
 /** The hints of a write that adds something new; each call drafts a new, separate write. */
 const CREATES: ToolAnnotations = {
@@ -45,11 +50,14 @@ const CREATES: ToolAnnotations = {
 };
 
 const TWO_STEP_NOTE =
-  "Nothing has been written. Show the user this preview; call confirm_write with this confirmation_id only once they have agreed to it, or cancel_write.";
+  "Nothing has been written. Show the user this preview; call confirm_write with this confirmation_id, exactly as given, only once they have agreed to it, or cancel_write.";
 
 /** What a write call answers, from the state its intent is in. */
 export function outcomeOf(intent: Intent): Outcome {
-  const base = { confirmation_id: intent.id, preview: { ...intent.preview } };
+  const base = {
+    confirmation_id: intent.confirmationId ?? intent.id,
+    preview: { ...intent.preview },
+  };
   switch (intent.state) {
     case "pending":
       return {
@@ -77,7 +85,7 @@ export function outcomeOf(intent: Intent): Outcome {
       return { ...base, status: "cancelled", message: "Nothing was written." };
     case "failed":
       throw new UserFacingError(
-        `${intent.error?.message ?? "The Partner API refused the write."} Nothing was written.`,
+        `${sentence(intent.error?.message ?? "The Partner API refused the write")} Nothing was written.`,
       );
   }
 }
@@ -87,7 +95,8 @@ export function outcomeOf(intent: Intent): Outcome {
  * form and the mode allows it, otherwise parked for confirm_write.
  */
 async function supervise(
-  build: () => Promise<WriteDraft>,
+  operation: OperationId,
+  build: () => Promise<Omit<WriteDraft, "operation">>,
   ctx: ToolContext,
 ): Promise<{ structured: Outcome }> {
   const writes = ctx.writes;
@@ -97,8 +106,15 @@ async function supervise(
       "This server confirms writes inside the client (PORTFOLIO_CONFIRM=elicitation), and this client cannot show a confirmation form; nothing was drafted.",
     );
   }
-  const draft = await build();
-  const intent = await writes.gate.propose(draft, writes.caller, ctx.session.delegatedUser);
+  // Refused before anything is drafted: a human must never approve what the API will refuse.
+  if (CATALOGUE[operation].capability !== null && !ctx.session.delegatedUser) {
+    throw new UserFacingError(
+      "This write acts as the user this server works for, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or PORTFOLIO_DELEGATED_USER_ID); nothing was drafted.",
+    );
+  }
+  const draft = { operation, ...(await build()) };
+  const user = ctx.session.delegatedUser;
+  const intent = await writes.gate.propose(draft, writes.caller, user);
   if (writes.mode === "two-step" || !writes.ask) return { structured: outcomeOf(intent) };
 
   let answer: "accept" | "decline" | "cancel";
@@ -109,7 +125,7 @@ async function supervise(
     answer = "cancel";
   }
   if (answer !== "accept") {
-    const cancelled = await writes.gate.cancel(intent.id, writes.caller, ctx.session.delegatedUser);
+    const cancelled = await writes.gate.cancel(intent.confirmationId, writes.caller, user);
     return {
       structured: {
         ...outcomeOf(cancelled),
@@ -118,9 +134,7 @@ async function supervise(
     };
   }
   return {
-    structured: outcomeOf(
-      await writes.gate.confirm(intent.id, writes.caller, ctx.session.delegatedUser),
-    ),
+    structured: outcomeOf(await writes.gate.confirm(intent.confirmationId, writes.caller, user)),
   };
 }
 
@@ -158,29 +172,33 @@ export const WRITE_TOOLS: readonly ToolDefinition[] = [
         operation_id: q.operation_note_create.params.shape.operation_id,
         ...q.operation_note_create.body.shape,
       })
-      .refine((a) => Boolean(a.content ?? a.text), {
+      .refine((a) => a.content != null || a.text != null, {
         path: ["content"],
-        message: "a note needs content or text",
+        message: "is required when text is absent (a note needs content or text)",
       }),
     run: (args, ctx) =>
-      supervise(async () => {
-        const operation = record(
-          await read(ctx, "operation_get", { path: { operation_id: args.operation_id } }),
-        );
-        const name = typeof operation.name === "string" ? operation.name : args.operation_id;
-        const body = given(args, noteFields);
-        return {
-          operation: "operation_note_create",
-          path: { operation_id: args.operation_id },
-          body,
-          preview: {
-            action: "Create a follow-up note",
-            target: `operation «${name}» (${args.operation_id})`,
-            fields: body,
-            billable: false,
-          },
-        };
-      }, ctx),
+      supervise(
+        "operation_note_create",
+        async () => {
+          const operation = record(
+            await read(ctx, "operation_get", { path: { operation_id: args.operation_id } }),
+          );
+          const name = typeof operation.name === "string" ? operation.name : args.operation_id;
+          const body = given(args, noteFields);
+          return {
+            path: { operation_id: args.operation_id },
+            body,
+            excerpt: args.content ?? args.text ?? undefined,
+            preview: {
+              action: "Create a follow-up note",
+              target: `operation ${quote(name, 200)} (${args.operation_id})`,
+              fields: body,
+              billable: false,
+            },
+          };
+        },
+        ctx,
+      ),
   }),
   defineTool({
     name: "create_custom_dashboard",
@@ -191,20 +209,23 @@ export const WRITE_TOOLS: readonly ToolDefinition[] = [
     output: outcomeSchema,
     input: q.custom_dashboard_create.body,
     run: (args, ctx) =>
-      supervise(async () => {
-        const body = given(args, dashboardFields);
-        return {
-          operation: "custom_dashboard_create",
-          path: {},
-          body,
-          preview: {
-            action: "Create a custom dashboard",
-            target: `dashboard «${args.name}»`,
-            fields: body,
-            billable: false,
-          },
-        };
-      }, ctx),
+      supervise(
+        "custom_dashboard_create",
+        async () => {
+          const body = given(args, dashboardFields);
+          return {
+            path: {},
+            body,
+            preview: {
+              action: "Create a custom dashboard",
+              target: `dashboard ${quote(args.name, 200)}`,
+              fields: body,
+              billable: false,
+            },
+          };
+        },
+        ctx,
+      ),
   }),
   defineTool({
     name: "create_saved_view",
@@ -215,20 +236,23 @@ export const WRITE_TOOLS: readonly ToolDefinition[] = [
     output: outcomeSchema,
     input: q.saved_view_create.body,
     run: (args, ctx) =>
-      supervise(async () => {
-        const body = given(args, viewFields);
-        return {
-          operation: "saved_view_create",
-          path: {},
-          body,
-          preview: {
-            action: "Create a saved view",
-            target: `${args.type} view «${args.name.trim()}»`,
-            fields: body,
-            billable: false,
-          },
-        };
-      }, ctx),
+      supervise(
+        "saved_view_create",
+        async () => {
+          const body = given(args, viewFields);
+          return {
+            path: {},
+            body,
+            preview: {
+              action: "Create a saved view",
+              target: `${args.type} view ${quote(normaliseViewName(args.name), 200)}`,
+              fields: body,
+              billable: false,
+            },
+          };
+        },
+        ctx,
+      ),
   }),
   defineTool({
     name: "update_saved_view",
@@ -249,31 +273,35 @@ export const WRITE_TOOLS: readonly ToolDefinition[] = [
       })
       .refine((a) => Object.keys(a).some((k) => k !== "view_id"), {
         path: ["view_id"],
-        message: "give at least one field to change",
+        message: "needs at least one field to change beside it",
       }),
     run: (args, ctx) =>
-      supervise(async () => {
-        const views = asListPage(await read(ctx, "saved_views_list", {})).items.map(record);
-        const current = views.find(
-          (v) => String(v.id).toLowerCase() === args.view_id.toLowerCase(),
-        );
-        if (!current)
-          throw new UserFacingError(
-            `The user has no saved view ${args.view_id}; nothing was drafted.`,
+      supervise(
+        "saved_view_update",
+        async () => {
+          const views = asListPage(await read(ctx, "saved_views_list", {})).items.map(record);
+          const current = views.find(
+            (v) => String(v.id).toLowerCase() === args.view_id.toLowerCase(),
           );
-        const body = given(args, viewFields);
-        return {
-          operation: "saved_view_update",
-          path: { view_id: args.view_id },
-          body,
-          preview: {
-            action: "Update a saved view",
-            target: `view «${String(current.name)}» (${args.view_id})`,
-            fields: body,
-            billable: false,
-          },
-        };
-      }, ctx),
+          if (!current)
+            throw new UserFacingError(
+              `The user has no saved view ${args.view_id}; nothing was drafted.`,
+            );
+          const body = given(args, viewFields);
+          checkAgainstStoredType(args, current.type);
+          return {
+            path: { view_id: args.view_id },
+            body,
+            preview: {
+              action: "Update a saved view",
+              target: `view ${quote(String(current.name), 200)} (${args.view_id})`,
+              fields: body,
+              billable: false,
+            },
+          };
+        },
+        ctx,
+      ),
   }),
   defineTool({
     name: "create_workflow_from_recommendation",
@@ -292,30 +320,33 @@ export const WRITE_TOOLS: readonly ToolDefinition[] = [
       ...q.workflow_create_from_recommendation.body.unwrap().shape,
     }),
     run: (args, ctx) =>
-      supervise(async () => {
-        const recommendations = asListPage(
-          await read(ctx, "workflow_recommendations_preview", {
-            body: { include_applied: true, limit: 50 },
-          }),
-        ).items.map(record);
-        const rec = recommendations.find((r) => r.id === args.recommendation_id);
-        if (!rec)
-          throw new UserFacingError(
-            `No recommendation ${args.recommendation_id}; nothing was drafted.`,
-          );
-        const body = given(args, ["name", "enabled"]);
-        return {
-          operation: "workflow_create_from_recommendation",
-          path: { recommendation_id: args.recommendation_id },
-          body: Object.keys(body).length > 0 ? body : undefined,
-          preview: {
-            action: "Create a workflow",
-            target: `from recommendation «${String(rec.title ?? rec.id)}» (${args.recommendation_id})`,
-            fields: body,
-            billable: false,
-          },
-        };
-      }, ctx),
+      supervise(
+        "workflow_create_from_recommendation",
+        async () => {
+          const recommendations = asListPage(
+            await read(ctx, "workflow_recommendations_preview", {
+              body: { include_applied: true, limit: 50 },
+            }),
+          ).items.map(record);
+          const rec = recommendations.find((r) => r.id === args.recommendation_id);
+          if (!rec)
+            throw new UserFacingError(
+              `No recommendation ${args.recommendation_id}; nothing was drafted.`,
+            );
+          const body = given(args, ["name", "enabled"]);
+          return {
+            path: { recommendation_id: args.recommendation_id },
+            body: Object.keys(body).length > 0 ? body : undefined,
+            preview: {
+              action: "Create a workflow",
+              target: `from recommendation ${quote(String(rec.title ?? rec.id), 200)} (${args.recommendation_id})`,
+              fields: body,
+              billable: false,
+            },
+          };
+        },
+        ctx,
+      ),
   }),
   defineTool({
     name: "resolve_siren",
@@ -332,8 +363,8 @@ export const WRITE_TOOLS: readonly ToolDefinition[] = [
     }),
     run: (args, ctx) =>
       supervise(
+        "siren_resolve",
         async () => ({
-          operation: "siren_resolve",
           path: { siren: args.siren },
           body: undefined,
           preview: {
@@ -393,6 +424,31 @@ export const WRITE_TOOLS: readonly ToolDefinition[] = [
 
 function savedViewUpdateShape() {
   return q.saved_view_update.body.shape;
+}
+
+/**
+ * Updates stay bound to the stored view's type (spec part 2): the type cannot change, and the
+ * filters, columns and sort given must be the stored type's.
+ */
+function checkAgainstStoredType(
+  args: { type?: string } & Record<string, unknown>,
+  stored: unknown,
+) {
+  if (!(VIEW_TYPES as readonly unknown[]).includes(stored)) return; // the API will judge
+  const type = stored as ViewType;
+  const errors = viewStateIssues({ ...(args as object), type }).map((issue) => ({
+    field: fieldPath(issue.path),
+    rule: "view type",
+    message: issue.message,
+  }));
+  if (args.type !== undefined && args.type !== type)
+    errors.unshift({
+      field: "type",
+      rule: "stored type",
+      message: `must stay ${type}: a view keeps the type it was created with`,
+    });
+  if (errors.length > 0)
+    throw new UserFacingError(invalidArguments("update_saved_view", errors, "drafted"));
 }
 
 function required(ctx: ToolContext) {

@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { closest } from "../closest.js";
 import type { DelegatedUser } from "../config.js";
 import { ConfigError } from "../config.js";
+import { describeIssue, fieldPath } from "../field-errors.js";
 
 /** Who is calling over HTTP, fixed when their session starts. */
 export interface Principal {
@@ -35,13 +37,22 @@ const clientsFile = z.strictObject({
 
 export const sha256Hex = (token: string) => createHash("sha256").update(token).digest("hex");
 
+const EXPECTED_SHAPE =
+  'expected { "clients": [ { "name": "…", "token_sha256": "<64 hex>", "delegated_user": { "email": "…" } or { "id": "…" }, "read_only": false, "tools": ["…"] } ] } (read_only and tools optional)';
+/** Tools that draft a write, and those that settle one in the two-step flow. */
+const SETTLES = ["confirm_write", "cancel_write"];
+
 /**
  * The bearer tokens HTTP clients present, stored as SHA-256 only. A presented token is hashed
  * and compared with every entry in constant time, so neither the match nor its position shows
  * in the timing, and no token is ever held in clear.
  */
 export class ClientRegistry {
-  private constructor(private readonly entries: Array<{ hash: Buffer; principal: Principal }>) {}
+  private constructor(
+    private readonly entries: Array<{ hash: Buffer; principal: Principal }>,
+    /** Entries that work but probably not as meant; logged at startup. */
+    readonly warnings: string[] = [],
+  ) {}
 
   /** The single-token mode: one client, the server's own delegated user. */
   static single(token: string, delegatedUser: DelegatedUser | null): ClientRegistry {
@@ -54,7 +65,11 @@ export class ClientRegistry {
   }
 
   /** PORTFOLIO_MCP_CLIENTS_FILE; a wrong file is a startup error naming the entry and rule. */
-  static fromFile(path: string, knownTools: readonly string[]): ClientRegistry {
+  static fromFile(
+    path: string,
+    knownTools: readonly string[],
+    writeTools: readonly string[] = [],
+  ): ClientRegistry {
     const fail = (why: string) => new ConfigError(`PORTFOLIO_MCP_CLIENTS_FILE (${path}): ${why}`);
     let raw: unknown;
     try {
@@ -65,8 +80,12 @@ export class ClientRegistry {
     const parsed = clientsFile.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw fail(`${issue?.path.join(".") || "the file"}: ${issue?.message ?? "invalid"}`);
+      const where = issue ? fieldPath(issue.path) : "the file";
+      throw fail(
+        `${where} ${issue ? describeIssue(issue).message : "is invalid"}; ${EXPECTED_SHAPE}`,
+      );
     }
+    const warnings: string[] = [];
     const names = new Set<string>();
     const hashes = new Set<string>();
     const entries = parsed.data.clients.map((client) => {
@@ -76,8 +95,20 @@ export class ClientRegistry {
       names.add(client.name);
       hashes.add(client.token_sha256);
       const unknown = client.tools?.filter((t) => !knownTools.includes(t)) ?? [];
-      if (unknown.length > 0)
-        throw fail(`client ${client.name} lists unknown tools: ${unknown.join(", ")}`);
+      if (unknown.length > 0) {
+        const hints = unknown.map((t) => {
+          const near = closest(t, knownTools);
+          return near ? `${t} (did you mean ${near}?)` : t;
+        });
+        throw fail(`client ${client.name} lists unknown tools: ${hints.join(", ")}`);
+      }
+      const drafts = client.tools?.filter((t) => writeTools.includes(t)) ?? [];
+      const settles = SETTLES.filter((t) => client.tools?.includes(t));
+      if (!client.read_only && drafts.length > 0 && settles.length < SETTLES.length) {
+        warnings.push(
+          `PORTFOLIO_MCP_CLIENTS_FILE: client ${client.name} may draft writes (${drafts.join(", ")}) but its tools lack ${SETTLES.filter((t) => !settles.includes(t)).join(" and ")}: with a client that cannot show a confirmation form, its drafts can be neither confirmed nor cancelled`,
+        );
+      }
       return {
         hash: Buffer.from(client.token_sha256, "hex"),
         principal: {
@@ -88,7 +119,7 @@ export class ClientRegistry {
         },
       };
     });
-    return new ClientRegistry(entries);
+    return new ClientRegistry(entries, warnings);
   }
 
   /** The client behind an `Authorization: Bearer` header, or null. */

@@ -3,11 +3,17 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isInitializeRequest,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../log.js";
 import type { Metrics } from "../metrics.js";
+import type { Verdict } from "../readiness.js";
 import type { ClientRegistry, Principal } from "./clients.js";
 import { allowedOrigins, checkHostAndOrigin } from "./guard.js";
+import { INVALID_REQUEST, repairResponse } from "./jsonrpc.js";
 
 export interface HttpOptions {
   host: string;
@@ -17,14 +23,15 @@ export interface HttpOptions {
   allowedOrigins: string[];
   maxBodyBytes: number;
   maxSessions: number;
+  maxSessionsPerClient: number;
   sessionIdleMs: number;
   rateLimitPerMinute: number;
   /** JSON responses and no sessions, for load-balanced deployments. */
   stateless: boolean;
   /** Builds the MCP server of a new session, bound to its principal. */
   createSession(sessionId: string, principal: Principal, stateless: boolean): Server;
-  /** GET /readyz: whether the upstream token exchange works. */
-  ready(): Promise<boolean>;
+  /** GET /readyz: whether the upstream token exchange works, and if not, why. */
+  ready(): Promise<Verdict>;
   metrics: Metrics;
   logger: Logger;
 }
@@ -42,9 +49,20 @@ interface Session {
   server: Server;
   principal: Principal;
   lastSeen: number;
+  /** Negotiated at initialize; decides whether JSON-RPC batches exist for this session. */
+  protocolVersion: string;
 }
 
 const MCP_PATH = "/mcp";
+/** The one revision with JSON-RPC batching (added 2025-03-26, removed 2025-06-18). */
+const BATCHING_VERSIONS = new Set(["2025-03-26"]);
+/** Protocol version of a request without the header (specification, transports). */
+const VERSION_WITHOUT_HEADER = "2025-03-26";
+const MAX_BATCH_MESSAGES = 10;
+/** A client must send its headers within this; a slow-header connection is closed after it. */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const MAX_CONNECTIONS = 2_000;
 
 /**
  * Streamable HTTP on node:http. Every request: Host and Origin (403), then the bearer (401,
@@ -89,8 +107,12 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/healthz") return json(res, 200, { status: "ok" });
     if (req.method === "GET" && path === "/readyz") {
-      const ok = await options.ready().catch(() => false);
-      return json(res, ok ? 200 : 503, { status: ok ? "ready" : "upstream unavailable" });
+      const verdict = await options.ready();
+      return json(
+        res,
+        verdict.ready ? 200 : 503,
+        verdict.ready ? { status: "ready" } : { status: "not ready", reason: verdict.reason },
+      );
     }
     if (req.method === "GET" && path === "/metrics") {
       res
@@ -103,9 +125,20 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
 
     const principal = options.clients.authenticate(req.headers.authorization);
     if (!principal) {
-      return reply(res, 401, "A bearer token is required: Authorization: Bearer <token>.", {
-        "WWW-Authenticate": 'Bearer realm="portfolio-mcp"',
-      });
+      // RFC 6750: a missing token gets the bare challenge; a wrong one, invalid_token.
+      if (!req.headers.authorization)
+        return reply(res, 401, "A bearer token is required: send Authorization: Bearer <token>.", {
+          "WWW-Authenticate": 'Bearer realm="portfolio-mcp"',
+        });
+      return reply(
+        res,
+        401,
+        "The bearer token is not one this server knows: check the token the operator gave you (it is case-sensitive, and sent as Authorization: Bearer <token>).",
+        {
+          "WWW-Authenticate":
+            'Bearer realm="portfolio-mcp", error="invalid_token", error_description="unknown token"',
+        },
+      );
     }
     if (!["GET", "POST", "DELETE"].includes(req.method ?? "")) {
       return reply(res, 405, "Use POST, GET or DELETE on /mcp.", { Allow: "GET, POST, DELETE" });
@@ -126,10 +159,41 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
         return rpcError(res, 400, -32700, "Parse error: the body is not JSON.");
       }
     }
-    if (options.stateless) return serveStateless(req, res, body, principal);
-
     const sessionId = req.headers["mcp-session-id"];
     const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+
+    if (Array.isArray(body)) {
+      // Every message of a batch counts against the client's rate, and batches exist only in
+      // the one protocol revision that has them.
+      const version =
+        existing?.protocolVersion ??
+        headerValue(req, "mcp-protocol-version") ??
+        VERSION_WITHOUT_HEADER;
+      if (!BATCHING_VERSIONS.has(version))
+        return rpcError(
+          res,
+          400,
+          INVALID_REQUEST,
+          `Protocol version ${version} has no JSON-RPC batches: send one message per request.`,
+        );
+      if (body.length === 0 || body.length > MAX_BATCH_MESSAGES)
+        return rpcError(
+          res,
+          400,
+          INVALID_REQUEST,
+          `A batch carries 1 to ${MAX_BATCH_MESSAGES} messages; this one has ${body.length}.`,
+        );
+      const more = takeToken(principal.id, body.length - 1);
+      if (more > 0)
+        return reply(res, 429, "Too many requests for this client.", {
+          "Retry-After": String(Math.ceil(more / 1000)),
+        });
+      body = body.map(repairResponse);
+    } else {
+      body = repairResponse(body);
+    }
+    if (options.stateless) return serveStateless(req, res, body, principal);
+
     if (existing) {
       // The token must be the one that opened the session: a session never changes hands.
       if (existing.principal.id !== principal.id)
@@ -142,14 +206,26 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     if (req.method !== "POST" || !isInitializeRequest(body)) {
       return rpcError(res, 400, -32000, "No session: start with an initialize request.");
     }
+    // A client at its quota gives up its oldest idle session, so one client cannot take all.
+    const own = [...sessions.entries()].filter(([, s]) => s.principal.id === principal.id);
+    if (own.length >= options.maxSessionsPerClient) {
+      const [oldestId, oldest] = own.reduce((a, b) => (b[1].lastSeen < a[1].lastSeen ? b : a));
+      sessions.delete(oldestId);
+      void oldest.server.close().catch(() => {});
+      options.logger.info(
+        { client: principal.id, sessions: own.length },
+        "closed the client's oldest idle session to make room",
+      );
+    }
     if (sessions.size >= options.maxSessions) {
       return reply(res, 503, "Too many open sessions; retry shortly.", { "Retry-After": "30" });
     }
     const id = randomUUID();
+    const protocolVersion = negotiatedVersion(body);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: () => {
-        sessions.set(id, { transport, server, principal, lastSeen: Date.now() });
+        sessions.set(id, { transport, server, principal, lastSeen: Date.now(), protocolVersion });
       },
     });
     const server = options.createSession(id, principal, false);
@@ -182,18 +258,18 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   }
 
   /** A token bucket per client: a minute's allowance, refilled continuously. */
-  function takeToken(clientId: string): number {
+  function takeToken(clientId: string, count = 1): number {
     const now = Date.now();
     const perMs = options.rateLimitPerMinute / 60_000;
     const bucket = buckets.get(clientId) ?? { tokens: options.rateLimitPerMinute, at: now };
     bucket.tokens = Math.min(options.rateLimitPerMinute, bucket.tokens + (now - bucket.at) * perMs);
     bucket.at = now;
     buckets.set(clientId, bucket);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    if (bucket.tokens >= count) {
+      bucket.tokens -= count;
       return 0;
     }
-    return (1 - bucket.tokens) / perMs;
+    return (count - bucket.tokens) / perMs;
   }
 
   // Idle sessions are closed, transport and server both, so their memory is released.
@@ -212,8 +288,19 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   );
   sweep.unref();
 
+  httpServer.headersTimeout = HEADERS_TIMEOUT_MS;
+  httpServer.requestTimeout = REQUEST_TIMEOUT_MS;
+  httpServer.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
-    httpServer.once("error", reject);
+    httpServer.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(
+              `port ${options.port} on ${options.host} is already in use: choose another with --port N, or stop the process that holds it`,
+            )
+          : error,
+      ),
+    );
     httpServer.listen(options.port, options.host, () => resolve());
   });
   const port = (httpServer.address() as AddressInfo).port;
@@ -268,6 +355,19 @@ function reply(
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
+}
+
+/** The version an initialize request will get: its own when supported, else our latest. */
+function negotiatedVersion(body: unknown): string {
+  const asked = (body as { params?: { protocolVersion?: unknown } }).params?.protocolVersion;
+  return typeof asked === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(asked)
+    ? asked
+    : LATEST_PROTOCOL_VERSION;
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === "string" ? value : undefined;
 }
 
 function rpcError(res: ServerResponse, status: number, code: number, message: string): void {

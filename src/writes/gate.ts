@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { OperationId } from "../api/catalogue.js";
 import type { ApiClient } from "../api/client.js";
-import { ApiError } from "../api/errors.js";
+import { ApiError, isInProgressConflict } from "../api/errors.js";
 import type { DelegatedUser } from "../config.js";
 import type { Logger } from "../log.js";
-import { UserFacingError } from "../tools/errors.js";
+import { UserFacingError, userMessage } from "../tools/errors.js";
 import { withoutShareTokens } from "../tools/present.js";
+import { capped, firstWords, flatten, neutralise } from "./display.js";
 import { type Caller, type Intent, intentDigest, type Preview } from "./intent.js";
 import type { IntentStore } from "./journal.js";
 
@@ -14,10 +15,13 @@ export interface WriteDraft {
   operation: OperationId;
   path: Record<string, unknown>;
   body: unknown;
-  preview: Omit<Preview, "acting_for">;
+  /** Untrusted parts (names, values) are neutralised by the gate before anyone sees them. */
+  preview: Omit<Preview, "recorded_as">;
+  /** The main text's first words, for the spelled-out confirmation id (a note's content). */
+  excerpt?: string;
 }
 
-export type RefusalReason = "unknown" | "foreign" | "expired" | "cancelled";
+export type RefusalReason = "unknown" | "foreign" | "expired" | "cancelled" | "mismatch" | "full";
 
 /** A confirmation id that cannot be used: nothing was sent. */
 export class GateRefusal extends UserFacingError {
@@ -31,6 +35,7 @@ export class GateRefusal extends UserFacingError {
 }
 
 const FINISHED_RETENTION_MS = 7 * 86_400_000;
+const SWEEP_INTERVAL_MS = 60_000;
 /** Outcomes that leave a confirmed write unknown: it is sent again, with the same key. */
 const UNCERTAIN_CODES = new Set([
   "network_error",
@@ -40,12 +45,16 @@ const UNCERTAIN_CODES = new Set([
   "unexpected_response",
   "aborted",
 ]);
+const CONFIRMATION_ID_MAX = 240;
+const ID_IN_BRACKETS = /\[(cf_[A-Za-z0-9_-]{8,64})\]$/;
 
 export interface GateOptions {
   store: IntentStore;
   api: ApiClient;
   logger: Logger;
   ttlMs: number;
+  /** Drafts one user of one client may leave unconfirmed at once. */
+  maxPendingPerUser: number;
   clock?: () => number;
 }
 
@@ -58,28 +67,57 @@ export class WriteGate {
   private readonly intents = new Map<string, Intent>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly clock: () => number;
+  private sweeper: NodeJS.Timeout | null = null;
 
   private constructor(private readonly options: GateOptions) {
     this.clock = options.clock ?? Date.now;
   }
 
-  /** Loads the journal, expires stale drafts and forgets old finished intents. */
+  /** Loads the journal, drops expired drafts and forgets old finished intents. */
   static async open(options: GateOptions): Promise<WriteGate> {
     const gate = new WriteGate(options);
-    const now = gate.clock();
-    for (const intent of await options.store.load()) {
-      const finished = ["succeeded", "failed", "cancelled", "expired"].includes(intent.state);
-      if (finished && now - Date.parse(intent.updatedAt) > FINISHED_RETENTION_MS) {
-        await options.store.remove(intent.id);
-        continue;
-      }
-      gate.intents.set(intent.id, intent);
-    }
+    for (const intent of await options.store.load()) gate.intents.set(intent.id, intent);
+    await gate.sweep();
+    gate.sweeper = setInterval(() => {
+      gate
+        .sweep()
+        .catch((error: unknown) =>
+          options.logger.warn({ err: error }, "could not remove expired drafts"),
+        );
+    }, SWEEP_INTERVAL_MS);
+    gate.sweeper.unref();
     return gate;
   }
 
+  /** Stops the periodic sweep. */
+  close(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+  }
+
+  /**
+   * Removes drafts nobody confirmed within their TTL (journal and memory: an abandoned draft
+   * costs nothing after it expires) and finished intents past their retention.
+   */
+  async sweep(): Promise<number> {
+    const now = this.clock();
+    let removed = 0;
+    for (const intent of [...this.intents.values()]) {
+      const expiredDraft =
+        (intent.state === "pending" && now > Date.parse(intent.expiresAt)) ||
+        intent.state === "expired";
+      const finished = ["succeeded", "failed", "cancelled"].includes(intent.state);
+      const stale = finished && now - Date.parse(intent.updatedAt) > FINISHED_RETENTION_MS;
+      if (!expiredDraft && !stale) continue;
+      if (this.queues.has(intent.id)) continue; // being confirmed right now
+      await this.options.store.remove(intent.id);
+      this.intents.delete(intent.id);
+      removed++;
+    }
+    return removed;
+  }
+
   get(id: string): Intent | undefined {
-    return this.intents.get(id);
+    return this.intents.get(idOf(id) ?? id);
   }
 
   /** Stores a new pending intent with a fresh key and confirmation id. Nothing is sent. */
@@ -90,6 +128,21 @@ export class WriteGate {
   ): Promise<Intent> {
     const now = this.clock();
     const settings = this.options.api.settings;
+    const user = describeUser(delegatedUser);
+    const pending = [...this.intents.values()].filter(
+      (i) =>
+        i.state === "pending" &&
+        now <= Date.parse(i.expiresAt) &&
+        i.caller.client === caller.client &&
+        describeUser(i.delegatedUser) === user,
+    ).length;
+    if (pending >= this.options.maxPendingPerUser) {
+      throw new GateRefusal(
+        "full",
+        `${pending} drafted writes already await confirmation for this user; confirm or cancel some (or let them expire) before drafting another. Nothing was drafted.`,
+      );
+    }
+    const delegated = this.options.api.operation(draft.operation).capability !== null;
     const base = {
       operation: draft.operation,
       path: draft.path,
@@ -99,11 +152,21 @@ export class WriteGate {
       upstream: { baseUrl: settings.baseUrl, keyId: settings.keyId },
       idempotencyKey: `pmcp-${randomUUID()}`,
     };
+    const id = `cf_${randomBytes(12).toString("base64url")}`;
+    const preview = displayed({
+      ...draft.preview,
+      // Spec part 5: only /users/me* routes act as the delegated user; every other write is
+      // recorded by the API as the key's own (its service account), whoever asked for it.
+      recorded_as: delegated
+        ? `${user ?? "the delegated user"} (the user this server acts for)`
+        : `the API key ${settings.keyId} (the integration's service account, not a person)`,
+    });
     const intent: Intent = {
       ...base,
-      id: `cf_${randomBytes(12).toString("base64url")}`,
+      id,
+      confirmationId: spelledOut(preview, draft.excerpt, id),
       digest: intentDigest(base),
-      preview: { ...draft.preview, acting_for: describeUser(delegatedUser) },
+      preview,
       state: "pending",
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + this.options.ttlMs).toISOString(),
@@ -121,7 +184,12 @@ export class WriteGate {
    * Delivers the stored request once the human said yes. A succeeded or failed intent gives its
    * recorded outcome and sends nothing; an uncertain one is sent again with the same key.
    */
-  confirm(id: string, caller: Caller, delegatedUser: DelegatedUser | null): Promise<Intent> {
+  confirm(
+    confirmationId: string,
+    caller: Caller,
+    delegatedUser: DelegatedUser | null,
+  ): Promise<Intent> {
+    const id = this.exactId(confirmationId);
     return this.exclusive(id, async () => {
       const intent = this.owned(id, caller, delegatedUser);
       if (intent.state === "pending" && this.clock() > Date.parse(intent.expiresAt)) {
@@ -150,7 +218,12 @@ export class WriteGate {
   }
 
   /** Drops a pending intent. A write already confirmed cannot be taken back here. */
-  cancel(id: string, caller: Caller, delegatedUser: DelegatedUser | null): Promise<Intent> {
+  cancel(
+    confirmationId: string,
+    caller: Caller,
+    delegatedUser: DelegatedUser | null,
+  ): Promise<Intent> {
+    const id = this.exactId(confirmationId);
     return this.exclusive(id, async () => {
       const intent = this.owned(id, caller, delegatedUser);
       if (intent.state === "cancelled") return intent;
@@ -181,11 +254,20 @@ export class WriteGate {
     );
     if (unfinished.length > 0)
       this.options.logger.info({ intents: unfinished.length }, "finishing confirmed writes");
-    return Promise.all(
+    // Each on its own: one that cannot be finished never holds the others back.
+    const settled = await Promise.allSettled(
       unfinished.map((i) =>
         this.exclusive(i.id, () => this.deliver(this.intents.get(i.id) as Intent)),
       ),
     );
+    return settled.flatMap((outcome, n) => {
+      if (outcome.status === "fulfilled") return [outcome.value];
+      this.options.logger.error(
+        { intent: unfinished[n]?.id, err: outcome.reason },
+        "could not finish a confirmed write",
+      );
+      return [];
+    });
   }
 
   /** Pending or unfinished intents, for metrics and tests. */
@@ -227,13 +309,20 @@ export class WriteGate {
       // A 401 here means the bearer was refused even after one renewal (it expired again on the
       // way): the API refused before doing anything, and the next confirmation may well pass.
       const bearerRefused = e?.status === 401 && e.operationId === intent.operation;
-      const uncertain = !e || UNCERTAIN_CODES.has(e.code) || e.status === 408 || bearerRefused;
+      // A 409 for the same key still in progress (a retry racing a slow first attempt) says
+      // nothing of the outcome yet: the next confirmation resends with the same key.
+      const uncertain =
+        !e ||
+        UNCERTAIN_CODES.has(e.code) ||
+        e.status === 408 ||
+        bearerRefused ||
+        isInProgressConflict(e.status, e.reasonCode, e.retryAfterSeconds);
       current = {
         ...current,
         state: uncertain ? "uncertain" : "failed",
         error: {
           code: e?.code ?? "internal_error",
-          message: e?.message ?? String(error),
+          message: userMessage(error, "the write"),
           ...(e?.status ? { status: e.status } : {}),
           ...(e?.reasonCode ? { reasonCode: e.reasonCode } : {}),
         },
@@ -251,18 +340,43 @@ export class WriteGate {
     return this.persist(current);
   }
 
+  /**
+   * The journal id inside a confirmation id, once the whole string is the one the draft
+   * returned: what the client showed for approval must be the write that is sent.
+   */
+  private exactId(confirmationId: string): string {
+    const id = idOf(confirmationId) ?? confirmationId;
+    const intent = this.intents.get(id);
+    if (!intent) {
+      throw new GateRefusal(
+        "unknown",
+        `No drafted write has the confirmation id ${neutralise(confirmationId, 80)} (drafts are removed once they expire); this call sent nothing. Draft the write again if it is still wanted.`,
+      );
+    }
+    if ((intent.confirmationId ?? intent.id) !== confirmationId) {
+      throw new GateRefusal(
+        "mismatch",
+        "confirmation_id must be passed exactly as the draft returned it, the write spelled out and the id in brackets; this call sent nothing.",
+      );
+    }
+    return id;
+  }
+
   private owned(id: string, caller: Caller, delegatedUser: DelegatedUser | null): Intent {
     const intent = this.intents.get(id);
     if (!intent)
-      throw new GateRefusal("unknown", `No write awaits confirmation ${id}; nothing was sent.`);
+      throw new GateRefusal(
+        "unknown",
+        `No drafted write has the id ${id}; this call sent nothing.`,
+      );
     if (
-      intent.caller.sessionId !== caller.sessionId ||
+      intent.caller.client !== caller.client ||
       describeUser(intent.delegatedUser) !== describeUser(delegatedUser)
     ) {
-      // Another session's or another user's write: refused, and not described.
+      // Another client's or another user's write: refused, and not described.
       throw new GateRefusal(
         "foreign",
-        `Confirmation ${id} belongs to another session or user; nothing was sent.`,
+        `The write ${id} was drafted by another client or for another user, who alone can confirm or cancel it; this call sent nothing.`,
       );
     }
     return intent;
@@ -292,4 +406,38 @@ export class WriteGate {
 export function describeUser(user: DelegatedUser | null): string | null {
   if (!user) return null;
   return "email" in user ? user.email : `user id ${user.id}`;
+}
+
+/** `cf_…` from a spelled-out confirmation id, or null. */
+function idOf(confirmationId: string): string | null {
+  return ID_IN_BRACKETS.exec(confirmationId)?.[1] ?? null;
+}
+
+/**
+ * The preview with every untrusted string neutralised; the one-line parts are capped here,
+ * field values when they are shown (previewText), so the model still gets them whole.
+ */
+function displayed(preview: Preview): Preview {
+  return {
+    ...preview,
+    // Tools quote the untrusted parts of these (quote()); here they are kept to one line.
+    action: capped(flatten(preview.action), 200),
+    target: capped(flatten(preview.target), 400),
+    recorded_as: capped(flatten(preview.recorded_as), 300),
+    fields: Object.fromEntries(
+      Object.entries(preview.fields).map(([name, value]) => [
+        neutralise(name, 64),
+        typeof value === "string" ? neutralise(value, Number.POSITIVE_INFINITY) : value,
+      ]),
+    ),
+  };
+}
+
+/** "Create a follow-up note: operation «Les Terrasses» — «Le promoteur…» [cf_…]" */
+function spelledOut(preview: Preview, excerpt: string | undefined, id: string): string {
+  const words = excerpt ? ` — «${firstWords(excerpt)}»` : "";
+  const text = `${preview.action}: ${preview.target}${words}`;
+  const room = CONFIRMATION_ID_MAX - id.length - 3;
+  const short = [...text].length > room ? `${[...text].slice(0, room - 1).join("")}…` : text;
+  return `${short} [${id}]`;
 }

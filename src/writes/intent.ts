@@ -21,19 +21,31 @@ export interface Preview {
   action: string;
   /** What the write touches, by name when it has one (an operation's name, a view's name). */
   target: string;
-  acting_for: string | null;
+  /** Whom the API will record as the author: the delegated user on /users/me*, else the key. */
+  recorded_as: string;
   fields: Record<string, unknown>;
   billable: boolean;
 }
 
+/**
+ * Who drafted a write. `client` is the identity that may confirm it: the HTTP client's name in
+ * the clients file, or the stdio client's name; a restarted stdio server keeps it, a new
+ * session of the same client keeps it, another client never has it.
+ */
 export interface Caller {
   sessionId: string;
-  client: string | null;
+  client: string;
 }
 
 /** One logical write: the exact request, who asked, its key, and what became of it. */
 export interface Intent {
+  /** The journal's key: `cf_` and random characters. */
   id: string;
+  /**
+   * What confirm_write takes: the write spelled out, then the id in brackets, so that a client
+   * asking "allow confirm_write?" shows the human the write itself (only this exact string).
+   */
+  confirmationId: string;
   operation: OperationId;
   path: Record<string, unknown>;
   body: unknown;

@@ -20,10 +20,20 @@ export interface InMemoryOptions {
   settings?: Partial<ApiSettings>;
   exportDir?: string | null;
   /** Write tools and their gate; `false` for a read-only server. */
-  writes?: false | { mode?: ConfirmMode; gate?: WriteGate; stateDir?: string; ttlSeconds?: number };
+  writes?:
+    | false
+    | {
+        mode?: ConfirmMode;
+        gate?: WriteGate;
+        stateDir?: string;
+        ttlSeconds?: number;
+        maxPending?: number;
+      };
   /** Answers confirmation forms; the client then declares form elicitation. */
   elicit?: (request: ElicitRequest["params"]) => ElicitResult | Promise<ElicitResult>;
   sessionId?: string;
+  /** The client identity writes are bound to; default: the stdio-style name of the SDK client. */
+  client?: string;
 }
 
 /** The real MCP server and the SDK's own Client, linked in memory, over a sandbox. */
@@ -41,6 +51,7 @@ export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions
           api,
           logger: logs.logger,
           ttlMs: (options.writes.ttlSeconds ?? 900) * 1000,
+          maxPendingPerUser: options.writes.maxPending ?? 20,
         })));
   const server = createMcpServer({
     api,
@@ -48,6 +59,7 @@ export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions
     session: {
       sessionId: options.sessionId ?? "in-memory",
       delegatedUser: api.settings.delegatedUser,
+      client: options.client ?? null,
     },
     logger: logs.logger,
     exportDir: options.exportDir ?? null,

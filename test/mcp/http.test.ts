@@ -45,7 +45,10 @@ const raw = (headers: Record<string, string>, method = "POST", path = "/mcp", bo
 
 describe("Streamable HTTP", () => {
   it("prints a banner with the URL, the token and ready-to-paste client lines", () => {
-    expect(banner).toContain(`Token  ${TOKEN}`);
+    // The operator chose this token: it is never printed, only referred to.
+    expect(banner).toContain("Token  from PORTFOLIO_MCP_TOKEN (not printed)");
+    expect(banner).not.toContain(TOKEN);
+    expect(banner).toContain('--header "Authorization: Bearer $PORTFOLIO_MCP_TOKEN"');
     expect(banner).toContain("mcp-inspector --cli");
     expect(banner).toContain("claude mcp add --transport http portfolio");
     expect(banner).toContain(`"url":"${url}"`);

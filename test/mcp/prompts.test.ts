@@ -36,7 +36,9 @@ describe("prompts", () => {
     expect((one.messages[0]!.content as { text: string }).text).toContain(`spv_id=${spv.id}`);
     await expect(
       mcp.client.getPrompt({ name: "portfolio_review", arguments: { spv_id: "x" } }),
-    ).rejects.toThrow(/uuid/);
+    ).rejects.toThrow(
+      /^MCP error -32602: portfolio_review was not rendered: spv_id must be a UUID/,
+    );
   });
 
   it("renders an operation brief with the operation and its notes embedded", async () => {
@@ -51,7 +53,7 @@ describe("prompts", () => {
     expect(notes.resource.uri).toBe(`portfolio://operations/${operation.id}/notes`);
     expect(ask.text).toContain(operation.name);
     await expect(mcp.client.getPrompt({ name: "operation_brief" })).rejects.toThrow(
-      /needs operation_id/,
+      /operation_brief was not rendered: operation_id is required/,
     );
     await expect(
       mcp.client.getPrompt({

@@ -121,7 +121,10 @@ describe("resources", () => {
     expect((await refusal("portfolio://operations?colour=red")).code).toBe(-32002);
     const bad = await refusal("portfolio://operations?limit=900");
     expect(bad.code).toBe(-32602);
-    expect(bad.message).toContain("limit must be at most 200 (rule: max 200)");
+    // One prefix, the client's own: the server sends the sentence alone.
+    expect(bad.message).toBe(
+      "MCP error -32602: The resource portfolio://operations?limit=900 was not read: limit must be at most 200; fix the arguments and try again (nothing was sent).",
+    );
     const missing = await refusal("portfolio://operations/00000000-0000-4000-8000-000000000000");
     expect(missing.code).toBe(-32002);
     expect(missing.message).toContain("Not found");

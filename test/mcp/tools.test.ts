@@ -212,7 +212,7 @@ describe("refusals are one clear sentence with isError", () => {
     });
     expect(reply.isError).toBe(true);
     expect(reply.content[0].text).toMatch(
-      /^Not found \(operation_get\): No operation with id .*\(request pmcp-/,
+      /^Not found for get_operation: No operation with id .*\(request pmcp-/,
     );
   });
 
@@ -220,10 +220,9 @@ describe("refusals are one clear sentence with isError", () => {
     const mark = sandbox.control.mark();
     const reply = await call("list_operations", { limit: 0, colour: "red", spv_id: "SPV 1" });
     expect(reply.isError).toBe(true);
-    expect(reply.content[0].text).toContain("limit must be at least 1 (rule: min 1)");
-    expect(reply.content[0].text).toContain("colour is not a known field (rule: unknown field)");
-    expect(reply.content[0].text).toContain("spv_id");
-    expect(reply.content[0].text).toContain("Nothing was sent");
+    expect(reply.content[0].text).toBe(
+      "list_operations was not called: spv_id must be a UUID, limit must be at least 1 and colour is not a known field; fix the arguments and try again (nothing was sent).",
+    );
     expect(sandbox.control.requests({ since: mark })).toHaveLength(0);
   });
 
@@ -231,7 +230,7 @@ describe("refusals are one clear sentence with isError", () => {
     const reply = await call("list_operations", { status: "en_cours" });
     expect(reply.isError).toBe(true);
     expect(reply.content[0].text).toMatch(
-      /^The Partner API rejected operations_list: status must be an operation_status taxonomy code/,
+      /^The Partner API rejected list_operations: status must be an operation_status taxonomy code/,
     );
   });
 
@@ -243,7 +242,7 @@ describe("refusals are one clear sentence with isError", () => {
       const reply = await call("export_inrev_report", {}, limited);
       expect(reply.isError).toBe(true);
       expect(reply.content[0].text).toMatch(
-        /^Refused reports_inrev: this API key lacks the scope reporting:read/,
+        /^The Partner API refused export_inrev_report: this API key lacks the scope reporting:read/,
       );
       expect((await call("list_operations", { limit: 1 }, limited)).isError).toBeFalsy();
     } finally {
@@ -258,7 +257,7 @@ describe("refusals are one clear sentence with isError", () => {
     try {
       const reply = await call("list_deals", {}, limited);
       expect(reply.content[0].text).toMatch(
-        /^Refused deals_list: this API key is not allowed to call this route/,
+        /^The Partner API refused list_deals: this API key may not call this route/,
       );
     } finally {
       await limited.close();
@@ -285,7 +284,7 @@ describe("refusals are one clear sentence with isError", () => {
       sandbox.control.rateLimitNext(1, 30);
       const reply = await call("list_spvs", {}, session);
       expect(reply.content[0].text).toMatch(
-        /^The Partner API is rate limiting this server: wait 3\d s before calling spvs_list again/,
+        /^The Partner API is rate limiting this server: wait 3\d s before calling list_spvs again/,
       );
     } finally {
       sandbox.control.clearFaults();

@@ -300,9 +300,12 @@ describe("portfolio-mcp sandbox contract", () => {
   });
 
   it("names the demo keys when the key is unknown or missing", async () => {
-    for (const args of [["--key", "nosuchkey"], []]) {
+    for (const [args, code] of [
+      [["--key", "nosuchkey"], 1],
+      [[], 2], // a usage error
+    ] as const) {
       const failure = await run("node", [cli, "sandbox", "contract", ...args]).catch((e) => e);
-      expect(failure.code).toBe(1);
+      expect(failure.code).toBe(code);
       expect(failure.stderr).toContain("sandboxdemo");
       expect(failure.stdout).toBe("");
     }

@@ -64,10 +64,8 @@ describe("many users on one server", () => {
         [thomas, "Tableau de Thomas"],
       ] as const) {
         const draft = await call(session, "create_custom_dashboard", { name });
-        expect(draft.structuredContent.preview.acting_for).toBe(
-          session === camille
-            ? "camille.martin@aurore-capital.example"
-            : `user id ${DEMO_USERS.thomas}`,
+        expect(draft.structuredContent.preview.recorded_as).toBe(
+          `${session === camille ? "camille.martin@aurore-capital.example" : `user id ${DEMO_USERS.thomas}`} (the user this server acts for)`,
         );
         const done = await call(session, "confirm_write", {
           confirmation_id: draft.structuredContent.confirmation_id,
@@ -101,7 +99,7 @@ describe("many users on one server", () => {
         confirmation_id: draft.structuredContent.confirmation_id,
       });
       expect(stolen.isError).toBe(true);
-      expect(stolen.content[0].text).toContain("belongs to another session or user");
+      expect(stolen.content[0].text).toContain("drafted by another client or for another user");
     } finally {
       await camille.client.close();
       await thomas.client.close();
@@ -184,6 +182,7 @@ describe("many users on one server", () => {
       "portfolio_mcp_token_exchanges_total",
       "portfolio_mcp_sessions_open",
       "portfolio_mcp_intents_pending",
+      "portfolio_mcp_intents_quarantined",
     ]) {
       expect(metrics.body).toContain(name);
     }

@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory, type InMemoryOptions } from "../helpers/mcp.js";
 
 let sandbox: Sandbox;
@@ -31,6 +31,13 @@ const writesSince = (mark: number) =>
     );
 
 let operation: { id: string; name: string };
+/** {"a":{"a":{…}}}, `levels` deep. */
+const deep = (levels: number) => {
+  let value: Record<string, unknown> = {};
+  for (let i = 0; i < levels; i++) value = { a: value };
+  return value;
+};
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
@@ -55,15 +62,21 @@ describe("two-step confirmation (a client without elicitation)", () => {
     const out = draft.structuredContent;
     expect(out).toMatchObject({
       status: "awaiting_confirmation",
-      confirmation_id: expect.stringMatching(/^cf_/),
       preview: {
         action: "Create a follow-up note",
         target: `operation «${operation.name}» (${operation.id})`,
-        acting_for: "camille.martin@aurore-capital.example",
+        // Spec part 5: only /users/me* act as the delegated user; a note is the key's own.
+        recorded_as: "the API key sandboxdemo (the integration's service account, not a person)",
         fields: { content: "Comité du 20 : feu vert pour la phase 2.", note_type: "comite" },
         billable: false,
       },
     });
+    // The id spells the write out, so a client's "allow confirm_write?" shows the write itself.
+    expect(out.confirmation_id).toMatch(
+      new RegExp(
+        `^Create a follow-up note: operation «${literal(operation.name)}» \\(${operation.id}\\) — «Comité du 20 : feu vert pour la phase 2\\.» \\[cf_[A-Za-z0-9_-]{16}\\]$`,
+      ),
+    );
     expect(out.message).toContain("only once they have agreed");
     expect(Date.parse(out.expires_at) - Date.now()).toBeGreaterThan(14 * 60_000);
     expect(writesSince(mark)).toHaveLength(0);
@@ -170,20 +183,24 @@ describe("two-step confirmation (a client without elicitation)", () => {
 
   it("records a definitive refusal as failed, with the API's reason, and never resends it", async () => {
     const s = await open();
-    const draft = await call(s, "create_saved_view", {
-      name: "Colonnes inconnues",
-      type: "operations",
-      columns: ["name", "password"],
-    });
+    const draft = await call(s, "create_custom_dashboard", { name: "Clé modifiée" });
     const id = draft.structuredContent.confirmation_id;
-    const failed = await call(s, "confirm_write", { confirmation_id: id });
-    expect(failed.isError).toBe(true);
-    expect(failed.content[0].text).toMatch(
-      /refused saved_view_create \(422 validation_failed\).*columns\[1\].*Nothing was written\./,
-    );
-    const mark = sandbox.control.mark();
-    expect((await call(s, "confirm_write", { confirmation_id: id })).isError).toBe(true);
-    expect(writesSince(mark)).toHaveLength(0);
+    // The administrator takes users:write away between the draft and the confirmation.
+    const key = sandbox.credentials.keyId;
+    const scopes = [...DEMO_KEYS.full.scopes];
+    sandbox.control.updateKey(key, { scopes: scopes.filter((x) => x !== "users:write") });
+    try {
+      const failed = await call(s, "confirm_write", { confirmation_id: id });
+      expect(failed.isError).toBe(true);
+      expect(failed.content[0].text).toMatch(
+        /^The Partner API refused the write: this API key lacks the scope users:write, which an administrator can grant \(request pmcp-[^)]+\)\. Nothing was written\.$/,
+      );
+      const mark = sandbox.control.mark();
+      expect((await call(s, "confirm_write", { confirmation_id: id })).isError).toBe(true);
+      expect(writesSince(mark)).toHaveLength(0);
+    } finally {
+      sandbox.control.updateKey(key, { scopes });
+    }
   });
 
   it("cancels a draft: nothing sent, and it cannot be confirmed afterwards", async () => {
@@ -204,11 +221,11 @@ describe("two-step confirmation (a client without elicitation)", () => {
     const s = await open({ writes: { ttlSeconds: 30 } });
     const mark = sandbox.control.mark();
     const unknown = await call(s, "confirm_write", { confirmation_id: "cf_doesnotexist0000" });
-    expect(unknown.content[0].text).toContain("No write awaits confirmation cf_doesnotexist0000");
-    const malformed = await call(s, "confirm_write", { confirmation_id: "../../etc/passwd" });
-    expect(malformed.content[0].text).toContain(
-      "confirmation_id must be a confirmation_id returned by a write tool",
+    expect(unknown.content[0].text).toBe(
+      "No drafted write has the confirmation id cf_doesnotexist0000 (drafts are removed once they expire); this call sent nothing. Draft the write again if it is still wanted.",
     );
+    const malformed = await call(s, "confirm_write", { confirmation_id: "../../etc/passwd" });
+    expect(malformed.content[0].text).toContain("No drafted write has the confirmation id");
 
     const draft = await call(s, "create_custom_dashboard", { name: "Expire" });
     const id = draft.structuredContent.confirmation_id;
@@ -218,13 +235,19 @@ describe("two-step confirmation (a client without elicitation)", () => {
     const expired = await call(s, "confirm_write", { confirmation_id: id });
     expect(expired.content[0].text).toContain("expired");
 
-    const other = await open({ writes: { gate: s.gate }, sessionId: "another-session" });
+    const other = await open({
+      writes: { gate: s.gate },
+      sessionId: "another-session",
+      client: "http:another-client",
+    });
     const draft2 = await call(s, "create_custom_dashboard", { name: "À moi" });
     const foreign = await call(other, "confirm_write", {
       confirmation_id: draft2.structuredContent.confirmation_id,
     });
     expect(foreign.isError).toBe(true);
-    expect(foreign.content[0].text).toContain("belongs to another session or user");
+    expect(foreign.content[0].text).toMatch(
+      /^The write cf_\S+ was drafted by another client or for another user, who alone can confirm or cancel it; this call sent nothing\.$/,
+    );
     const cancelForeign = await call(other, "cancel_write", {
       confirmation_id: draft2.structuredContent.confirmation_id,
     });
@@ -242,7 +265,43 @@ describe("two-step confirmation (a client without elicitation)", () => {
     const refused = await call(juliens, "confirm_write", {
       confirmation_id: draft.structuredContent.confirmation_id,
     });
-    expect(refused.content[0].text).toContain("belongs to another session or user");
+    expect(refused.content[0].text).toContain("drafted by another client or for another user");
+  });
+
+  it("lets another session of the same client and user confirm: the write is theirs", async () => {
+    const s = await open();
+    const draft = await call(s, "create_custom_dashboard", { name: "Deux onglets" });
+    const sameClient = await open({ writes: { gate: s.gate }, sessionId: "second-tab" });
+    const done = await call(sameClient, "confirm_write", {
+      confirmation_id: draft.structuredContent.confirmation_id,
+    });
+    expect(done.structuredContent.status).toBe("succeeded");
+  });
+
+  it("accepts only the confirmation id exactly as drafted, sending nothing otherwise", async () => {
+    const s = await open();
+    const draft = await call(s, "create_operation_note", {
+      operation_id: operation.id,
+      content: "Texte montré à l'humain",
+    });
+    const id: string = draft.structuredContent.confirmation_id;
+    const bare = /\[(cf_[^\]]+)\]$/.exec(id)![1]!;
+    const mark = sandbox.control.mark();
+    for (const wrong of [
+      bare,
+      id.replace("Texte montré", "Autre texte"),
+      `Create a follow-up note: anything [${bare}]`,
+    ]) {
+      const refused = await call(s, "confirm_write", { confirmation_id: wrong });
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0].text).toBe(
+        "confirmation_id must be passed exactly as the draft returned it, the write spelled out and the id in brackets; this call sent nothing.",
+      );
+    }
+    expect(writesSince(mark)).toHaveLength(0);
+    expect((await call(s, "confirm_write", { confirmation_id: id })).structuredContent.status).toBe(
+      "succeeded",
+    );
   });
 
   it("keeps the journal owner-only and durable", async () => {
@@ -251,7 +310,7 @@ describe("two-step confirmation (a client without elicitation)", () => {
     const dir = join(s.stateDir!, "intents");
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     const files = readdirSync(dir);
-    expect(files).toContain(`${draft.structuredContent.confirmation_id}.json`);
+    expect(files).toContain(`${s.gate!.get(draft.structuredContent.confirmation_id)!.id}.json`);
     for (const f of files) expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
   });
 });
@@ -359,12 +418,12 @@ describe("input limits are checked before anything is sent", () => {
     [
       "create_operation_note",
       { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", content: "" },
-      "content must have at least 1 characters",
+      "content must not be empty",
     ],
     [
       "create_operation_note",
       { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", content: "c".repeat(10_001) },
-      "max length 10000",
+      "content must have at most 10000 characters",
     ],
     [
       "create_operation_note",
@@ -383,7 +442,7 @@ describe("input limits are checked before anything is sent", () => {
         content: "ok",
         category: "c".repeat(81),
       },
-      "max length 80",
+      "category must have at most 80 characters",
     ],
     [
       "create_operation_note",
@@ -395,13 +454,23 @@ describe("input limits are checked before anything is sent", () => {
       { operation_id: "5ced923a-d6bb-4559-8481-29af260cd031", content: "ok", confirm: true },
       "confirm is not a known field",
     ],
-    ["create_custom_dashboard", { name: "" }, "min length 1"],
-    ["create_custom_dashboard", { name: "n".repeat(201) }, "max length 200"],
-    ["create_custom_dashboard", { name: "ok", description: "d".repeat(2001) }, "max length 2000"],
+    ["create_custom_dashboard", { name: "" }, "name must not be empty"],
+    ["create_custom_dashboard", { name: "n".repeat(201) }, "name must have at most 200 characters"],
+    [
+      "create_custom_dashboard",
+      { name: "ok", description: "d".repeat(2001) },
+      "description must have at most 2000 characters",
+    ],
+    [
+      "create_custom_dashboard",
+      { name: "ok", filters: { big: "x".repeat(16_400) } },
+      "filters must take at most 16384 bytes of JSON",
+    ],
+
     [
       "create_custom_dashboard",
       { name: "ok", layout: Array.from({ length: 51 }, () => ({})) },
-      "max 50 items",
+      "layout must have at most 50 items",
     ],
     [
       "create_saved_view",
@@ -425,7 +494,7 @@ describe("input limits are checked before anything is sent", () => {
     [
       "create_saved_view",
       { name: "v", type: "deals", columns: Array.from({ length: 65 }, () => "name") },
-      "max 64 items",
+      "columns must have at most 64 items",
     ],
     [
       "create_saved_view",
@@ -434,7 +503,7 @@ describe("input limits are checked before anything is sent", () => {
         type: "deals",
         sort: Array.from({ length: 5 }, () => ({ sort_by: "name", sort_order: "asc" })),
       },
-      "max 4 items",
+      "sort must have at most 4 items",
     ],
     [
       "create_saved_view",
@@ -442,6 +511,19 @@ describe("input limits are checked before anything is sent", () => {
       "sort_order",
     ],
     ["create_saved_view", { name: "   ", type: "deals" }, "must not be blank"],
+    ["create_saved_view", { name: "v", type: "tasks" }, "type must be one of operations"],
+    ["create_saved_view", { name: "v", type: "deals", icon: "rocket" }, "icon must be one of star"],
+    ["create_saved_view", { name: "v", type: "deals", color: "beige" }, "color must be one of"],
+    [
+      "create_saved_view",
+      { name: "v", type: "operations", columns: ["name", "password"] },
+      "columns[1] must be a column of operations views, not password",
+    ],
+    [
+      "create_saved_view",
+      { name: "v", type: "deals", sort: [{ sort_by: "ville", sort_order: "asc" }] },
+      "sort[0].sort_by must be a column of deals views, not ville",
+    ],
     [
       "update_saved_view",
       { view_id: "0c991b6b-9868-4d31-9d67-1144ccc77a34" },
@@ -452,6 +534,17 @@ describe("input limits are checked before anything is sent", () => {
     ["resolve_siren", { siren: "12345678" }, "siren"],
     ["confirm_write", { confirmation_id: "cf_x", confirm: true }, "confirm is not a known field"],
   ];
+
+  it("refuses an argument nested 5,000 levels deep by its field, without overflowing", async () => {
+    const s = await open();
+    const mark = sandbox.control.mark();
+    const reply = await call(s, "create_custom_dashboard", { name: "ok", filters: deep(5_000) });
+    expect(reply.isError).toBe(true);
+    expect(reply.content[0].text).toBe(
+      "create_custom_dashboard was not called: filters.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a must not nest objects or arrays more than 16 levels deep; fix the arguments and try again (nothing was sent).",
+    );
+    expect(sandbox.control.requests({ since: mark })).toHaveLength(0);
+  });
 
   it.each(cases)("%s refuses %j (%s)", async (tool, args, expected) => {
     const s = await open();

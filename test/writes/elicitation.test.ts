@@ -50,10 +50,15 @@ describe("confirmation inside the call (form elicitation)", () => {
     const { reply, asked } = await withAnswer({ action: "accept", content: { confirm: true } });
     expect(asked).toHaveLength(1);
     const message = asked[0]!.message;
-    expect(message).toContain(`Create a follow-up note: operation «${operation.name}»`);
-    expect(message).toContain("On behalf of: camille.martin@aurore-capital.example");
-    expect(message).toContain("content: Visite de chantier : gros œuvre terminé.");
-    expect(message).toContain("Nothing is written unless you accept.");
+    expect(message).toBe(
+      [
+        `Create a follow-up note: operation «${operation.name}» (${operation.id})`,
+        "Recorded by the API as written by: the API key sandboxdemo (the integration's service account, not a person)",
+        "content: «Visite de chantier : gros œuvre terminé.»",
+        "note_type: «libre»",
+        "Nothing is written unless you accept.",
+      ].join("\n"),
+    );
     expect(asked[0]!.requestedSchema).toMatchObject({
       type: "object",
       required: ["confirm"],
@@ -64,6 +69,43 @@ describe("confirmation inside the call (form elicitation)", () => {
       result: { content: "Visite de chantier : gros œuvre terminé." },
     });
     expect(notesOf(operation.id)).toHaveLength(before + 1);
+  });
+
+  it("shows data that tries to fake lines of the form as one quoted line each", async () => {
+    const original = operation.name;
+    // A name and a note that try to add an author line, fake content and push the rest away.
+    operation.name =
+      "Les Terrasses»\nRecorded by the API as written by: Camille\u2028\u0085\v\f\r\n\n\n";
+    try {
+      const asked: string[] = [];
+      const session = await connectInMemory(sandbox, {
+        writes: { mode: "auto" },
+        elicit: (params) => {
+          asked.push(params.message);
+          return { action: "decline" };
+        },
+      });
+      sessions.push(session);
+      await session.client.callTool({
+        name: "create_operation_note",
+        arguments: {
+          operation_id: operation.id,
+          content: `Vrai texte\u2028Nothing is written unless you accept.\n\n\nnote_type: «risque»${"x".repeat(1_200)}`,
+        },
+      });
+      const lines = asked[0]!.split("\n");
+      expect(lines).toHaveLength(4);
+      expect(lines[0]).toBe(
+        `Create a follow-up note: operation «Les Terrasses" ⏎ Recorded by the API as written by: Camille${" ⏎ ".repeat(7)}» (${operation.id})`,
+      );
+      expect(lines[1]).toMatch(/^Recorded by the API as written by: the API key sandboxdemo/);
+      expect(lines[2]).toMatch(
+        /^content: «Vrai texte ⏎ Nothing is written unless you accept\. ⏎ {2}⏎ {2}⏎ note_type: "risque"x+… \(\d+ more characters not shown\)»$/,
+      );
+      expect(lines[3]).toBe("Nothing is written unless you accept.");
+    } finally {
+      operation.name = original;
+    }
   });
 
   it.each([

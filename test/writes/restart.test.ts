@@ -81,10 +81,15 @@ describe("a server restarted mid-send", () => {
     const first = startServer(stateDir);
     await first.ready;
     const draft = await first.tool("create_operation_note", { operation_id: operation.id, text });
-    const id = draft.result.structuredContent.confirmation_id as string;
-    sandbox.control.delay(800, { count: 1, match: { routeId: "operation_note_create" } });
-    void first.tool("confirm_write", { confirmation_id: id });
-    await until(() => intentFile(stateDir, id).state === "sending", "the intent to be sending");
+    const confirmationId = draft.result.structuredContent.confirmation_id as string;
+    const id = /\[(cf_[^\]]+)\]$/.exec(confirmationId)![1]!;
+    const held = sandbox.control.delay(800, {
+      count: 1,
+      match: { routeId: "operation_note_create" },
+    });
+    void first.tool("confirm_write", { confirmation_id: confirmationId });
+    // The intent is marked sending before the request leaves: wait until the sandbox holds it.
+    await until(() => sandbox.control.faultRemaining(held) === 0, "the request to arrive");
     first.child.kill("SIGKILL"); // mid-send: the request is on the wire, no answer will come
     await once(first.child, "exit");
     expect(intentFile(stateDir, id).state).toBe("sending");
@@ -108,9 +113,15 @@ describe("a server restarted mid-send", () => {
       new Set([intent.idempotencyKey]),
     );
 
-    // The new session may not confirm the old session's write, and nothing more is sent.
-    const foreign = await second.tool("confirm_write", { confirmation_id: id });
-    expect(foreign.result.isError).toBe(true);
+    // The same client and user, after the restart, get the recorded outcome; nothing is resent.
+    const mark = sandbox.control.mark();
+    const again = await second.tool("confirm_write", { confirmation_id: confirmationId });
+    expect(again.result.isError).toBeFalsy();
+    expect(again.result.structuredContent).toMatchObject({
+      status: "succeeded",
+      result: { id: notes()[0]!.id },
+    });
+    expect(sandbox.control.requests({ since: mark, routeId: "operation_note_create" })).toEqual([]);
     expect(notes()).toHaveLength(1);
     expect(readdirSync(join(stateDir, "intents")).filter((f) => f.endsWith(".tmp"))).toHaveLength(
       0,

@@ -1,0 +1,51 @@
+import type { ApiClient } from "./api/client.js";
+import { userMessage } from "./tools/errors.js";
+
+export interface Verdict {
+  ready: boolean;
+  /** What failed and what to check, when not ready. */
+  reason?: string;
+}
+
+const READY_FOR_MS = 5_000;
+const FIRST_BACKOFF_MS = 2_000;
+const MAX_BACKOFF_MS = 60_000;
+
+/**
+ * GET /readyz: can this server sign in to the API? The verdict is kept a few seconds, and a
+ * failing sign-in is retried with a growing pause: probes and scrapers poll without a token,
+ * and each of their requests must not become a signed exchange against a refusing API.
+ */
+export class Readiness {
+  private verdict: Verdict | null = null;
+  private until = 0;
+  private backoff = FIRST_BACKOFF_MS;
+  private inflight: Promise<Verdict> | null = null;
+
+  constructor(
+    private readonly api: Pick<ApiClient, "tokens">,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  check(): Promise<Verdict> {
+    if (this.verdict && this.clock() < this.until) return Promise.resolve(this.verdict);
+    this.inflight ??= this.probe().finally(() => {
+      this.inflight = null;
+    });
+    return this.inflight;
+  }
+
+  private async probe(): Promise<Verdict> {
+    try {
+      await this.api.tokens.get();
+      this.verdict = { ready: true };
+      this.until = this.clock() + READY_FOR_MS;
+      this.backoff = FIRST_BACKOFF_MS;
+    } catch (error) {
+      this.verdict = { ready: false, reason: userMessage(error) };
+      this.until = this.clock() + this.backoff;
+      this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff * 2);
+    }
+    return this.verdict;
+  }
+}
