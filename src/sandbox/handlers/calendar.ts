@@ -29,27 +29,25 @@ const links = {
   spv_id: uuid.nullish(),
 };
 
+const eventFields = {
+  title: z.string().min(1).max(300),
+  description: z.string().max(5000).nullish(),
+  event_date: date,
+  event_type: z.string().min(1).max(50),
+  ...links,
+};
+
 const createBody = z.strictObject({
   client_request_id: z
     .string()
     .min(1)
     .max(255)
     .regex(IDEMPOTENCY_KEY_PATTERN, "must be printable ASCII without spaces"),
-  title: z.string().min(1).max(300),
-  description: z.string().max(5000).nullish(),
-  event_date: date,
-  event_type: z.string().min(1).max(50),
-  ...links,
+  ...eventFields,
 });
 
 // Absent leaves a field as it is; null clears a nullable one (spec part 2, conventions).
-const updateBody = z.strictObject({
-  title: z.string().min(1).max(300).optional(),
-  description: z.string().max(5000).nullish(),
-  event_date: date.optional(),
-  event_type: z.string().min(1).max(50).optional(),
-  ...links,
-});
+const updateBody = z.strictObject(eventFields).partial();
 
 type Decision = "accept" | "reject";
 type ProposalState = "undecided" | "accepted" | "rejected";
