@@ -242,6 +242,9 @@ const COMMON_REFUSALS: Record<number, readonly string[]> = {
 const SHARED_REFUSALS: Record<number, readonly string[]> = {
   ...COMMON_REFUSALS,
   400: ["delegation_header_missing", "delegation_headers_conflict"],
+  // Spec part 7's 404: the delegated subject is not a user of the entity.
+  404: ["delegated_user_not_found"],
+  409: ["idempotency_key_reused", "idempotency_request_in_progress"],
   413: ["payload_too_large"],
   415: ["unsupported_media_type"],
 };
@@ -266,10 +269,10 @@ export function refusalsOf(op: OperationMeta): Map<number, string[]> {
     add(400, SHARED_REFUSALS[400] ?? []);
     add(403, ["capability_missing", "delegated_user_not_approved", "delegated_user_not_allowed"]);
     if (op.kind === "write") add(403, ["delegated_user_read_only"]);
-    add(404, ["delegated_user_not_found"]);
+    add(404, SHARED_REFUSALS[404] ?? []);
   }
   if (op.kind === "write") {
-    add(409, ["idempotency_key_reused", "idempotency_request_in_progress"]);
+    add(409, SHARED_REFUSALS[409] ?? []);
     add(422, ["idempotency_key_missing", "idempotency_key_invalid"]);
   }
   if (op.body || op.upload) {
