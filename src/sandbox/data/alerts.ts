@@ -71,7 +71,9 @@ export const seedAlerts: FamilySeed<AlertsData> = {
     };
 
     // 1. Behind each warning or critical notification; its read state says whether it was seen.
-    for (const notification of data.notifications) {
+    // Unread ones first: an alert two notifications share stays open while one is unread.
+    const unreadFirst = [...data.notifications].sort((a, b) => Number(a.read) - Number(b.read));
+    for (const notification of unreadFirst) {
       const kind = NOTIFICATION_ALERTS[notification.title.split(" – ")[0] ?? ""];
       const operation = notification.operation_id ? byId.get(notification.operation_id) : undefined;
       if (!kind || !operation) continue;
@@ -155,7 +157,7 @@ export const seedAlerts: FamilySeed<AlertsData> = {
         metric: null,
         dueDate: maturity,
         detectedAt: at(-random.int(1, 10), random.int(0, 600)),
-        status: random.pick(["open", "open", "acknowledged"] as const),
+        status: settled(),
       });
     }
 
