@@ -2,6 +2,8 @@ import { alertRoutes } from "./handlers/alerts.js";
 import { calendarRoutes } from "./handlers/calendar.js";
 import { dealRoutes } from "./handlers/deals.js";
 import { meRoutes } from "./handlers/me.js";
+import { operationImportRoutes } from "./handlers/operation-imports.js";
+import { operationNoteRoutes } from "./handlers/operation-notes.js";
 import { operationRoutes } from "./handlers/operations.js";
 import { operatorRoutes } from "./handlers/operators.js";
 import { portfolioRoutes } from "./handlers/portfolio.js";
@@ -19,6 +21,8 @@ import type { RouteDef } from "./routing.js";
 export const ROUTES: readonly RouteDef[] = [
   ...portfolioRoutes,
   ...operationRoutes,
+  ...operationNoteRoutes,
+  ...operationImportRoutes,
   ...dealRoutes,
   ...structureRoutes,
   ...operatorRoutes,

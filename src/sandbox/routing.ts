@@ -37,6 +37,8 @@ export interface RouteResult {
 /** What an operation answers on success: a JSON model, a file, or nothing. */
 export type RouteResponse =
   | { status: 200 | 201 | 202; schema: z.ZodType }
+  /** An upsert (PUT by external id): 200 when it changed a record, 201 when it created one. */
+  | { status: 200; schema: z.ZodType; created: 201 }
   | { status: 200; binary: string }
   | { status: 204 };
 

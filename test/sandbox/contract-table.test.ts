@@ -10,42 +10,6 @@ import { EXCHANGE_OPERATION } from "../../src/sandbox/tokens.js";
  * once the list is empty it is an ordinary test, and must pass.
  */
 const PENDING: Record<string, readonly string[]> = {
-  entity: ["context_get", "rcci_summary_get"],
-  deals: ["deal_create", "deal_update", "deal_notes_list", "deal_note_create", "deal_note_update"],
-  funds: [
-    "funds_list",
-    "fund_create",
-    "fund_get",
-    "fund_update",
-    "fund_spvs_list",
-    "spv_get",
-    "spv_attachments_list",
-    "spv_attachment_create",
-    "spv_attachment_delete",
-    "spv_get_by_external",
-    "spv_sync",
-  ],
-  operators: [
-    "operator_create",
-    "operator_update",
-    "operator_get_by_external",
-    "operator_sync",
-    "operator_risks_list",
-    "operator_risk_create",
-    "operator_risk_update",
-  ],
-  operations: [
-    "operation_create",
-    "operation_update",
-    "operation_get_by_external",
-    "operation_sync",
-    "operation_note_update",
-    "operation_note_resolve",
-    "operation_imports_list",
-    "operation_import_create",
-    "operation_import_get",
-  ],
-  taxonomies: ["taxonomy_get"],
   timeline: ["operation_timeline", "operation_narrative"],
   documents: [
     "documents_list",
@@ -94,7 +58,6 @@ const PENDING: Record<string, readonly string[]> = {
     "settings_branding_update",
   ],
   search: ["search", "search_documents"],
-  siren: ["siren_cache_delete"],
   repayments: [
     "repayment_schedule_get",
     "repayment_schedule_put",

@@ -220,11 +220,18 @@ function successResponse(op: OperationMeta, schemas: SchemaCollector) {
       },
     };
   }
+  const content = { "application/json": { schema: schemas.convert(response.schema, "output") } };
+  if ("created" in response) {
+    return {
+      "200": { description: "Updated (or unchanged).", ...headers, content },
+      "201": { description: "Created.", ...headers, content },
+    };
+  }
   return {
     [response.status]: {
       description: response.status === 201 ? "Created." : "OK.",
       ...headers,
-      content: { "application/json": { schema: schemas.convert(response.schema, "output") } },
+      content,
     },
   };
 }

@@ -299,6 +299,8 @@ function buildOperators(
         score >= 80 ? "Solide" : score >= 60 ? "Satisfaisant" : "À surveiller",
       forme_societe_mere: hasParent ? rng.pick(["SAS", "SA", "SE"]) : null,
       siren_mere: hasParent ? sirenFrom() : null,
+      // Most come from the CRM that synchronises them; a few were created in the application.
+      external_id: i % 5 === 2 ? null : `CRM-OPR-${String(i + 1).padStart(4, "0")}`,
     };
   });
 }
@@ -314,7 +316,8 @@ const STATUS_PLAN: ReadonlyArray<readonly [status: string, count: number]> = [
   ["abandonnee", 3],
 ];
 
-const PHASE_BY_STATUS: Record<string, string> = {
+/** The phase each operation status belongs to (the phase is derived, never set). */
+export const PHASE_BY_STATUS: Record<string, string> = {
   sourcing: "origination",
   instruction: "origination",
   travaux: "execution",
@@ -525,6 +528,8 @@ function buildOperations(
         garantie_financiere_achevement: rng.chance(0.8),
       },
       kpi_snapshot: kpi,
+      // Most come from the portfolio system that synchronises them; a few were created by hand.
+      external_id: i % 9 === 4 ? null : `PMS-OPE-${String(i + 1).padStart(5, "0")}`,
     };
   });
 }

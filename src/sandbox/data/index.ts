@@ -2,6 +2,7 @@ import type { FamilyTag } from "../contract/families.js";
 import { Random } from "../random.js";
 import { seedAlerts } from "./alerts.js";
 import { seedCalendar } from "./calendar.js";
+import { seedDeals } from "./deals.js";
 import {
   type At,
   buildDemoData,
@@ -10,6 +11,9 @@ import {
   type DemoOptions,
   demoDates,
 } from "./demo.js";
+import { seedOperations } from "./operations.js";
+import { seedOperators } from "./operators.js";
+import { seedSiren } from "./siren.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -27,7 +31,14 @@ export interface FamilySeed<T extends object> {
 }
 
 /** The families' own data, in seeding order: one line per family. */
-const FAMILY_SEEDS = [seedAlerts, seedCalendar] as const;
+const FAMILY_SEEDS = [
+  seedAlerts,
+  seedCalendar,
+  seedDeals,
+  seedOperators,
+  seedOperations,
+  seedSiren,
+] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I

@@ -9,11 +9,12 @@ import {
   calendarEventSchema,
 } from "../models/calendar.js";
 import { date } from "../models/common.js";
-import { type FieldError, invalid, notFound, Problem } from "../problem.js";
+import { invalid, notFound, Problem } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 import type { SandboxState } from "../state.js";
 import { assertTransition, type Transitions } from "../transitions.js";
 import { uuid } from "../validation.js";
+import { checkLinks } from "./links.js";
 import { page, pageQuery } from "./pagination.js";
 
 /** The capability a manual creation's receipt relates to (spec part 2). */
@@ -72,23 +73,6 @@ function findEvent(state: SandboxState, id: string): CalendarEvent {
   const event = state.data.calendarEvents.find((e) => e.id === id.toLowerCase());
   if (!event) throw notFound("calendar event", id, "calendar_event_not_found");
   return event;
-}
-
-/** 422 `reference_not_found` for each link that names no record of the entity. */
-function checkLinks(state: SandboxState, body: Partial<Record<keyof typeof links, unknown>>) {
-  const known: Record<keyof typeof links, (id: string) => boolean> = {
-    operation_id: (id) => state.data.operations.some((o) => o.id === id),
-    operateur_id: (id) => state.data.operators.some((o) => o.id === id),
-    fond_id: (id) => state.data.funds.some((f) => f.id === id),
-    spv_id: (id) => state.data.spvs.some((s) => s.id === id),
-  };
-  const errors: FieldError[] = [];
-  for (const field of Object.keys(known) as Array<keyof typeof links>) {
-    const value = body[field];
-    if (typeof value === "string" && !known[field](value.toLowerCase()))
-      errors.push({ field, rule: "existing record", message: `names no record of this entity` });
-  }
-  if (errors.length > 0) throw invalid(errors, "reference_not_found");
 }
 
 const lower = (id: string | null | undefined) =>

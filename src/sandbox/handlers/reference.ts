@@ -20,6 +20,39 @@ export const referenceRoutes = [
     handle: ({ state }) => json({ dimensions: state.data.taxonomies }),
   }),
   defineRoute({
+    id: "taxonomy_get",
+    family: "taxonomies",
+    method: "GET",
+    path: "/taxonomies/{dimension}",
+    scope: "taxonomies:read",
+    kind: "read",
+    summary: "Get one taxonomy dimension and its codes",
+    response: { status: 200, schema: taxonomyDimensionSchema },
+    refusals: { 404: ["taxonomy_not_found"] },
+    params: z.strictObject({
+      dimension: z
+        .string()
+        .regex(
+          /^[a-z][a-z0-9_]{0,63}$/,
+          "must be a dimension name: lowercase letters, digits and _",
+        ),
+    }),
+    handle({ params, state }) {
+      const dimension = state.data.taxonomies.find((d) => d.dimension === params.dimension);
+      if (!dimension) {
+        const names = state.data.taxonomies.map((d) => d.dimension).join(", ");
+        throw new Problem(
+          404,
+          `No taxonomy dimension ${params.dimension}; the entity has ${names}.`,
+          {
+            reasonCode: "taxonomy_not_found",
+          },
+        );
+      }
+      return json(dimension);
+    },
+  }),
+  defineRoute({
     id: "field_definitions_list",
     family: "taxonomies",
     method: "GET",

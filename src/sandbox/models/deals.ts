@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { component, date, dateTime, decimal, uuid } from "./common.js";
+import { NOTE_TYPE_PATTERN } from "./operations.js";
 
 export const DEAL_STATUSES = [
   "sourcing",
@@ -31,3 +32,24 @@ export const dealSchema = component(
   }),
 );
 export type Deal = z.output<typeof dealSchema>;
+
+/**
+ * A note on a deal of the pipeline (fields not shown by the spec: the sandbox's, modelled on
+ * the follow-up note of spec part 2).
+ */
+export const dealNoteSchema = component(
+  "DealNote",
+  z.object({
+    id: uuid,
+    deal_id: uuid,
+    user_id: z.string(),
+    author_name: z.string(),
+    content: z.string(),
+    note_type: z.string().regex(NOTE_TYPE_PATTERN),
+    /** The business date-time of the note (a call, a committee). */
+    date: dateTime,
+    created_at: dateTime,
+    updated_at: dateTime,
+  }),
+);
+export type DealNote = z.output<typeof dealNoteSchema>;

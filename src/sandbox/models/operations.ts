@@ -39,9 +39,14 @@ export const operationSchema = component(
     fond_id: uuid.nullable(),
     data: jsonObject,
     kpi_snapshot: jsonObject,
+    /** The operation's id in the source system that synchronises it, if any (not a UUID). */
+    external_id: z.string().nullable(),
   }),
 );
 export type Operation = z.output<typeof operationSchema>;
+
+/** Spec part 2, follow-up note: the `note_type` pattern. */
+export const NOTE_TYPE_PATTERN = /^(reporting|call|comite|risque|libre)$/;
 
 /** Spec part 2, follow-up note (response). */
 export const noteSchema = component(
@@ -67,3 +72,41 @@ export const noteSchema = component(
   }),
 );
 export type Note = z.output<typeof noteSchema>;
+
+export const IMPORT_STATUSES = ["queued", "running", "succeeded", "failed"] as const;
+export type ImportStatus = (typeof IMPORT_STATUSES)[number];
+
+/** An operations import job (fields not shown by the spec: the sandbox's, see README). */
+export const importJobSchema = component(
+  "OperationImportJob",
+  z.object({
+    id: uuid,
+    status: z.enum(IMPORT_STATUSES),
+    /** The file or feed the rows came from, as the caller named it. */
+    source_name: z.string().nullable(),
+    /** upsert: create unknown external ids, update known ones; create_only: refuse known ones. */
+    mode: z.enum(["upsert", "create_only"]),
+    total_rows: z.int().min(0),
+    processed_rows: z.int().min(0),
+    /** What a succeeded import did; null until then. */
+    result: z
+      .object({ created: z.int().min(0), updated: z.int().min(0), unchanged: z.int().min(0) })
+      .nullable(),
+    /** Why a failed import applied nothing: one entry per refused row (first 50). */
+    errors: z.array(
+      z.object({
+        row: z.int().min(0),
+        external_id: z.string(),
+        reason_code: z.string(),
+        message: z.string(),
+      }),
+    ),
+    created_by: z.string(),
+    created_at: dateTime,
+    started_at: dateTime.nullable(),
+    finished_at: dateTime.nullable(),
+    /** When the job will have finished, by the sandbox's clock; null once it has. */
+    expected_finish_at: dateTime.nullable(),
+  }),
+);
+export type ImportJob = z.output<typeof importJobSchema>;
