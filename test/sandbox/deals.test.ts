@@ -114,7 +114,10 @@ describe("deal notes", () => {
   it("are seeded on every deal, newest first, about the steps it went through", async () => {
     const data = sandbox.control.state.data;
     for (const deal of data.deals)
-      expect(data.dealNotes.some((n) => n.deal_id === deal.id), deal.name).toBe(true);
+      expect(
+        data.dealNotes.some((n) => n.deal_id === deal.id),
+        deal.name,
+      ).toBe(true);
     const abandoned = dealIn("abandonne");
     const { body } = await client.get(`/deals/${abandoned.id}/notes`);
     expect(body.total).toBeGreaterThan(0);
@@ -134,7 +137,10 @@ describe("deal notes", () => {
       content: "Comité du jour : accord, GFA reçue.",
     });
     expect(changed.status).toBe(200);
-    expect(changed.body).toMatchObject({ note_type: "comite", content: "Comité du jour : accord, GFA reçue." });
+    expect(changed.body).toMatchObject({
+      note_type: "comite",
+      content: "Comité du jour : accord, GFA reçue.",
+    });
     const elsewhere = await client.write(
       "PATCH",
       `/deals/${dealIn("closing").id}/notes/${created.body.id}`,

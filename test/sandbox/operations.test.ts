@@ -33,7 +33,11 @@ describe("operation creation", () => {
       spv_id: spv.id,
       classe_actif: "residentiel",
       statut_operationnel: ["permis_obtenu"],
-      financial_summary: { montant_engage: "4200000.00", montant_appele: 1000000, montant_rembourse: "0" },
+      financial_summary: {
+        montant_engage: "4200000.00",
+        montant_appele: 1000000,
+        montant_rembourse: "0",
+      },
       data: { nombre_lots: 42, ville: "Annecy" },
       kpi_snapshot: { as_of: "2026-09-30", valeur_venale: 9800000, dscr: 1.4 },
       external_id: "PMS-OPE-90001",
@@ -53,7 +57,9 @@ describe("operation creation", () => {
       encours: "1000000.00",
       devise: "EUR",
     });
-    const listed = await client.get("/operations", { query: { name: "les jardins de l'écluse – annecy" } });
+    const listed = await client.get("/operations", {
+      query: { name: "les jardins de l'écluse – annecy" },
+    });
     expect(listed.body.items).toHaveLength(1);
     expect(listed.body.items[0]).not.toHaveProperty("external_id");
     const byExternal = await client.get("/operations/external/PMS-OPE-90001");
@@ -66,14 +72,21 @@ describe("operation creation", () => {
       [{ name: ` ${seeded.name.toUpperCase()} ` }, 409, "operation_name_taken"],
       [{ name: "Nouvelle", external_id: seeded.external_id }, 409, "external_id_taken"],
       [{ name: "Nouvelle", status: "en_cours" }, 422, "unknown_taxonomy_code"],
-      [{ name: "Nouvelle", statut_operationnel: ["permis_obtenu", "fini"] }, 422, "unknown_taxonomy_code"],
+      [
+        { name: "Nouvelle", statut_operationnel: ["permis_obtenu", "fini"] },
+        422,
+        "unknown_taxonomy_code",
+      ],
       [
         { name: "Nouvelle", spv_id: data().spvs.find((s) => s.status === "in_liquidation")!.id },
         409,
         "spv_in_liquidation",
       ],
       [
-        { name: "Nouvelle", financial_summary: { montant_engage: "100.00", montant_appele: "200.00" } },
+        {
+          name: "Nouvelle",
+          financial_summary: { montant_engage: "100.00", montant_appele: "200.00" },
+        },
         422,
         "amounts_inconsistent",
       ],
@@ -92,11 +105,17 @@ describe("operation updates at a version", () => {
     const version = operation.version;
     const first = await patch(operation.id, { version, sous_classe_actif: "Résidence seniors" });
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ version: version + 1, sous_classe_actif: "Résidence seniors" });
+    expect(first.body).toMatchObject({
+      version: version + 1,
+      sous_classe_actif: "Résidence seniors",
+    });
     // A second client that read the operation before the first change.
     const stale = await patch(operation.id, { version, description: "Autre changement" });
     expect(stale.status).toBe(409);
-    expect(stale.body).toMatchObject({ reason_code: "version_conflict", route_id: "operation_update" });
+    expect(stale.body).toMatchObject({
+      reason_code: "version_conflict",
+      route_id: "operation_update",
+    });
     expect(stale.body.detail).toContain(`version ${version + 1}`);
     expect(operation.description).not.toBe("Autre changement");
     const ahead = await patch(operation.id, { version: version + 5, description: "x" });
@@ -110,15 +129,24 @@ describe("operation updates at a version", () => {
 
   it("keep KPIs inside kpi_snapshot, merged, amounts as strings, debts adding up", async () => {
     const operation = operationIn("commercialisation");
-    const inData = await patch(operation.id, { version: operation.version, data: { noi: "120000.00" } });
+    const inData = await patch(operation.id, {
+      version: operation.version,
+      data: { noi: "120000.00" },
+    });
     expect(inData.status).toBe(422);
     expect(inData.body).toMatchObject({ reason_code: "kpi_key_in_data" });
-    expect(inData.body.errors[0]).toMatchObject({ field: "data.noi", rule: "belongs in kpi_snapshot" });
+    expect(inData.body.errors[0]).toMatchObject({
+      field: "data.noi",
+      rule: "belongs in kpi_snapshot",
+    });
     const currency = await patch(operation.id, {
       version: operation.version,
       kpi_snapshot: { devise: "USD" },
     });
-    expect(currency.body.errors[0]).toMatchObject({ field: "kpi_snapshot.devise", rule: "unknown field" });
+    expect(currency.body.errors[0]).toMatchObject({
+      field: "kpi_snapshot.devise",
+      rule: "unknown field",
+    });
     const senior = operation.kpi_snapshot.crd_senior as string;
     const mismatch = await patch(operation.id, {
       version: operation.version,
@@ -152,7 +180,11 @@ describe("operation updates at a version", () => {
     const reply = await patch(operation.id, { version: operation.version, status: to });
     expect(reply.status).toBe(200);
     expect(reply.body.status).toBe(to);
-    const phases: Record<string, string> = { travaux: "execution", remboursee: "terminee", abandonnee: "terminee" };
+    const phases: Record<string, string> = {
+      travaux: "execution",
+      remboursee: "terminee",
+      abandonnee: "terminee",
+    };
     if (phases[to]) expect(reply.body.phase).toBe(phases[to]);
   });
 
@@ -176,8 +208,14 @@ describe("operation synchronisation by external id", () => {
       status: "travaux",
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ version: 1, phase: "execution", external_id: "PMS-OPE-90002" });
-    const same = await put("/operations/external/PMS-OPE-90002", { name: "Îlot Confluence – Lyon" });
+    expect(created.body).toMatchObject({
+      version: 1,
+      phase: "execution",
+      external_id: "PMS-OPE-90002",
+    });
+    const same = await put("/operations/external/PMS-OPE-90002", {
+      name: "Îlot Confluence – Lyon",
+    });
     expect(same.status).toBe(200);
     expect(same.body.version).toBe(1);
     const moved = await put("/operations/external/PMS-OPE-90002", {
@@ -192,7 +230,11 @@ describe("operation synchronisation by external id", () => {
   it("may jump forward several steps, never backwards, and checks a version when sent", async () => {
     const operation = data().operations.find((o) => o.status === "instruction" && o.external_id)!;
     const path = `/operations/external/${operation.external_id}`;
-    const stale = await put(path, { name: operation.name, status: "travaux", version: operation.version - 1 });
+    const stale = await put(path, {
+      name: operation.name,
+      status: "travaux",
+      version: operation.version - 1,
+    });
     expect(stale.body.reason_code).toBe("version_conflict");
     const jumped = await put(path, { name: operation.name, status: "livraison" });
     expect(jumped.status).toBe(200);

@@ -74,7 +74,10 @@ describe("operator writes", () => {
     const wrongType = await client.write("PATCH", `/operateurs/${operator.id}`, {
       data: { effectif: "vingt" },
     });
-    expect(wrongType.body.errors[0]).toMatchObject({ field: "data.effectif", rule: "type integer" });
+    expect(wrongType.body.errors[0]).toMatchObject({
+      field: "data.effectif",
+      rule: "type integer",
+    });
     const merged = await client.write("PATCH", `/operateurs/${operator.id}`, {
       data: { effectif: 30, operations_livrees: null },
     });
@@ -144,7 +147,9 @@ describe("third-party risks", () => {
     const typo = data().operators.find((o) => o.siren && !checkSiren(o.siren).valid)!;
     const { body } = await client.get(`/operateurs/${typo.id}/third-party-risks`);
     expect(body.items[0]).toMatchObject({ category: "conformite", level: "critique" });
-    const ranks = body.items.map((r: any) => ["critique", "eleve", "modere", "faible"].indexOf(r.level));
+    const ranks = body.items.map((r: any) =>
+      ["critique", "eleve", "modere", "faible"].indexOf(r.level),
+    );
     expect(ranks).toEqual([...ranks].sort());
   });
 
@@ -169,7 +174,8 @@ describe("third-party risks", () => {
 
   it.each(allowed)("move from %s to %s", async (from, to) => {
     const risk = riskIn(from);
-    const body = to === "maitrise" ? { status: to, mitigation: "Caution obtenue." } : { status: to };
+    const body =
+      to === "maitrise" ? { status: to, mitigation: "Caution obtenue." } : { status: to };
     const reply = await move(risk, body);
     expect(reply.status).toBe(200);
     expect(reply.body.status).toBe(to);

@@ -93,7 +93,10 @@ describe("SPV synchronisation by external id", () => {
       name: "SCI Aurore Savoie Mont-Blanc",
     });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toMatchObject({ id: created.body.id, name: "SCI Aurore Savoie Mont-Blanc" });
+    expect(renamed.body).toMatchObject({
+      id: created.body.id,
+      name: "SCI Aurore Savoie Mont-Blanc",
+    });
     const read = await client.get("/spvs/external/SPV-EXT-900");
     expect(read.body.id).toBe(created.body.id);
     expect((await client.get("/spvs/external/NOPE-1")).body.reason_code).toBe("spv_not_found");
@@ -128,7 +131,11 @@ describe("SPV synchronisation by external id", () => {
     expect(typo.status).toBe(422);
     expect(typo.body).toMatchObject({ reason_code: "siren_invalid" });
     expect(typo.body.errors[0]).toMatchObject({ field: "siren", rule: "Luhn checksum" });
-    const taken = await send("PUT", "/spvs/external/SPV-EXT-901", body(fund.id, data().spvs[0]!.siren));
+    const taken = await send(
+      "PUT",
+      "/spvs/external/SPV-EXT-901",
+      body(fund.id, data().spvs[0]!.siren),
+    );
     expect(taken.status).toBe(409);
     expect(taken.body.reason_code).toBe("siren_taken");
     const nowhere = await send("PUT", "/spvs/external/SPV-EXT-901", body(randomUUID()));
@@ -181,7 +188,9 @@ describe("SPV attachments", () => {
     expect(detail.body).toMatchObject({ spv_id: spv.id, fond_id: spv.fond_id });
     const listed = await client.get(`/spvs/${spv.id}/attachments`, { query: { limit: 200 } });
     expect(listed.body.items.map((a: any) => a.operation_id)).toContain(free.id);
-    const again = await client.write("POST", `/spvs/${spv.id}/attachments`, { operation_id: free.id });
+    const again = await client.write("POST", `/spvs/${spv.id}/attachments`, {
+      operation_id: free.id,
+    });
     expect(again.body.reason_code).toBe("already_attached");
     const detached = await send("DELETE", `/spvs/${spv.id}/attachments/${free.id}`);
     expect(detached.status).toBe(204);
@@ -200,7 +209,9 @@ describe("SPV attachments", () => {
     expect(taken.body.reason_code).toBe("attached_to_another_spv");
     const wound = data().spvs.find((s) => s.status === "in_liquidation")!;
     const free = data().operations.find((o) => o.spv_id === null)!;
-    const late = await client.write("POST", `/spvs/${wound.id}/attachments`, { operation_id: free.id });
+    const late = await client.write("POST", `/spvs/${wound.id}/attachments`, {
+      operation_id: free.id,
+    });
     expect(late.status).toBe(409);
     expect(late.body.reason_code).toBe("spv_in_liquidation");
   });
