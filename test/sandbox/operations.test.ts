@@ -227,7 +227,7 @@ describe("operation synchronisation by external id", () => {
     expect(moved.body).toMatchObject({ version: 2, status: "livraison", phase: "sortie" });
   });
 
-  it("may jump forward several steps, never backwards, and checks a version when sent", async () => {
+  it("may jump several steps forward, never back to an earlier phase, and checks a version when sent", async () => {
     const operation = data().operations.find((o) => o.status === "instruction" && o.external_id)!;
     const path = `/operations/external/${operation.external_id}`;
     const stale = await put(path, {

@@ -14,7 +14,7 @@ import { defineRoute, json } from "../routing.js";
 import type { SandboxState } from "../state.js";
 import { assertTransition, type Transitions } from "../transitions.js";
 import { uuid } from "../validation.js";
-import { checkLinks } from "./links.js";
+import { checkLinks, lowerId } from "./links.js";
 import { page, pageQuery } from "./pagination.js";
 
 /** The capability a manual creation's receipt relates to (spec part 2). */
@@ -74,9 +74,6 @@ function findEvent(state: SandboxState, id: string): CalendarEvent {
   if (!event) throw notFound("calendar event", id, "calendar_event_not_found");
   return event;
 }
-
-const lower = (id: string | null | undefined) =>
-  id === undefined ? undefined : (id?.toLowerCase() ?? null);
 
 const decisionRoute = (decision: Decision) =>
   defineRoute({
@@ -200,10 +197,10 @@ export const calendarRoutes = [
         description: content.description ?? null,
         event_date: content.event_date,
         event_type: content.event_type,
-        operation_id: lower(content.operation_id) ?? null,
-        operateur_id: lower(content.operateur_id) ?? null,
-        fond_id: lower(content.fond_id) ?? null,
-        spv_id: lower(content.spv_id) ?? null,
+        operation_id: lowerId(content.operation_id) ?? null,
+        operateur_id: lowerId(content.operateur_id) ?? null,
+        fond_id: lowerId(content.fond_id) ?? null,
+        spv_id: lowerId(content.spv_id) ?? null,
         source: "manual",
         source_alert_id: null,
         confidence: null,
@@ -269,7 +266,7 @@ export const calendarRoutes = [
           .filter(([, value]) => value !== undefined)
           .map(([field, value]) => [
             field,
-            field.endsWith("_id") ? lower(value as string | null) : value,
+            field.endsWith("_id") ? lowerId(value as string | null) : value,
           ]),
       );
       Object.assign(event, changes, { updated_at: new Date(now()).toISOString() });

@@ -17,7 +17,7 @@ import type { SandboxState } from "../state.js";
 import { assertTransition, type Transitions } from "../transitions.js";
 import { uuid } from "../validation.js";
 import { checkCodes } from "./business-data.js";
-import { checkLinks } from "./links.js";
+import { checkLinks, lowerId } from "./links.js";
 import { isoAt, requireChanges, sentFields } from "./mutations.js";
 import { page, pageQuery } from "./pagination.js";
 
@@ -101,9 +101,6 @@ function checkDeal(state: SandboxState, deal: Deal, sent: Partial<Record<string,
   }
 }
 
-const lower = (id: string | null | undefined) =>
-  id === undefined ? undefined : (id?.toLowerCase() ?? null);
-
 /** For the contract test: the first deal that has notes, and its first note. */
 function dealNoteExample({ state }: { state: SandboxState }) {
   const note = state.data.dealNotes[0];
@@ -152,8 +149,8 @@ export const dealRoutes = [
         description: body.description ?? null,
         montant_estime: body.montant_estime ?? null,
         classe_actif: body.classe_actif ?? null,
-        operateur_id: lower(body.operateur_id) ?? null,
-        operation_id: lower(body.operation_id) ?? null,
+        operateur_id: lowerId(body.operateur_id) ?? null,
+        operation_id: lowerId(body.operation_id) ?? null,
         responsable: body.responsable ?? null,
         date_sourcing: body.date_sourcing === undefined ? at.slice(0, 10) : body.date_sourcing,
         date_closing_prevue: body.date_closing_prevue ?? null,
@@ -201,16 +198,9 @@ export const dealRoutes = [
       const sent = sentFields(body);
       if (sent.status !== undefined && sent.status !== deal.status)
         assertTransition(DEAL_MOVES, sent.status, deal.status, `Deal ${deal.id}`);
-      const next: Deal = {
-        ...deal,
-        ...sent,
-        ...(sent.operateur_id !== undefined
-          ? { operateur_id: lower(sent.operateur_id) ?? null }
-          : {}),
-        ...(sent.operation_id !== undefined
-          ? { operation_id: lower(sent.operation_id) ?? null }
-          : {}),
-      };
+      const next: Deal = { ...deal, ...sent };
+      next.operateur_id = lowerId(next.operateur_id);
+      next.operation_id = lowerId(next.operation_id);
       checkDeal(state, next, sent);
       Object.assign(deal, next, { updated_at: isoAt(now()) });
       return json(deal);

@@ -20,3 +20,8 @@ export function checkLinks(state: SandboxState, body: Partial<Record<LinkField, 
   }
   if (errors.length > 0) throw invalid(errors, "reference_not_found");
 }
+
+/** A link as stored: UUIDs compare case-insensitively (absent stays absent, null stays null). */
+export function lowerId<T extends string | null | undefined>(id: T): T {
+  return (typeof id === "string" ? id.toLowerCase() : id) as T;
+}

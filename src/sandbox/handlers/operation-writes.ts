@@ -11,7 +11,7 @@ import type { SandboxState } from "../state.js";
 import { assertReachable, assertTransition, type Transitions } from "../transitions.js";
 import { uuid } from "../validation.js";
 import { checkBusinessData, checkCodes } from "./business-data.js";
-import { checkLinks } from "./links.js";
+import { checkLinks, lowerId } from "./links.js";
 import {
   differs,
   externalId,
@@ -218,7 +218,7 @@ export function prepareOperation(
     else assertReachable(OPERATION_MOVES, from, status, what);
   }
 
-  const spvId = sent.spv_id === undefined ? base.spv_id : (sent.spv_id?.toLowerCase() ?? null);
+  const spvId = sent.spv_id === undefined ? base.spv_id : (lowerId(sent.spv_id) ?? null);
   const spv = spvId === null ? undefined : state.data.spvs.find((s) => s.id === spvId);
   if (spv && spvId !== current?.spv_id) assertSpvTakesOperations(spv);
 
@@ -242,9 +242,7 @@ export function prepareOperation(
     spv_id: spvId,
     fond_id: spv?.fond_id ?? null,
     operateur_id:
-      sent.operateur_id === undefined
-        ? base.operateur_id
-        : (sent.operateur_id?.toLowerCase() ?? null),
+      sent.operateur_id === undefined ? base.operateur_id : (lowerId(sent.operateur_id) ?? null),
     data: sent.data ? mergeObject(base.data, sent.data) : base.data,
     kpi_snapshot: sent.kpi_snapshot
       ? mergeKpi(base.kpi_snapshot, sent.kpi_snapshot)

@@ -226,7 +226,7 @@ export const operationRoutes = [
     kind: "write",
     summary: "Create or update an operation by its external id",
     description:
-      "An upsert: 201 with the new operation when the external id is unknown, 200 when it is known (updated, or left as it is, version unchanged, when nothing differs). Absent fields are left as they are. A known operation's status may move forward several steps at once, never backwards nor out of a final status (409 `invalid_transition`); `version`, if sent, must be the current one.",
+      "An upsert: 201 with the new operation when the external id is unknown, 200 when it is known (updated, or left as it is, version unchanged, when nothing differs). Absent fields are left as they are. A known operation's status may change to any status a chain of allowed moves leads to, several steps at once, and to no other (409 `invalid_transition`: back from travaux, out of cloturee or abandonnee); `version`, if sent, must be the current one.",
     params: externalParams,
     body: operationSyncBody,
     response: { status: 200, schema: operationSchema, created: 201 },

@@ -410,6 +410,7 @@ export const structureRoutes = [
       };
     },
     handle({ params, body, state, now }) {
+      settleImports(state, now());
       assertSirens({ siren: body.siren });
       checkLinks(state, body);
       const current = state.data.spvs.find((s) => s.external_id === params.external_id);
