@@ -1,12 +1,15 @@
 import { alertRoutes } from "./handlers/alerts.js";
 import { calendarRoutes } from "./handlers/calendar.js";
 import { dealRoutes } from "./handlers/deals.js";
+import { documentRoutes } from "./handlers/documents.js";
+import { extractionRoutes } from "./handlers/extraction.js";
 import { meRoutes } from "./handlers/me.js";
 import { operationRoutes } from "./handlers/operations.js";
 import { operatorRoutes } from "./handlers/operators.js";
 import { portfolioRoutes } from "./handlers/portfolio.js";
 import { referenceRoutes } from "./handlers/reference.js";
 import { reportRoutes } from "./handlers/reports.js";
+import { searchRoutes } from "./handlers/search.js";
 import { sirenRoutes } from "./handlers/siren.js";
 import { structureRoutes } from "./handlers/structures.js";
 import { workflowRoutes } from "./handlers/workflows.js";
@@ -29,4 +32,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...reportRoutes,
   ...workflowRoutes,
   ...meRoutes,
+  ...documentRoutes,
+  ...extractionRoutes,
+  ...searchRoutes,
 ];

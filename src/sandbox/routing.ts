@@ -34,10 +34,13 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
-/** What an operation answers on success: a JSON model, a file, or nothing. */
+/**
+ * What an operation answers on success: a JSON model, a file (of one content type, or of one
+ * of several, as a document's download), or nothing.
+ */
 export type RouteResponse =
   | { status: 200 | 201 | 202; schema: z.ZodType }
-  | { status: 200; binary: string }
+  | { status: 200; binary: string | readonly string[] }
   | { status: 204 };
 
 /** Statuses a route may refuse with beyond the pipeline's own, and their reason codes. */

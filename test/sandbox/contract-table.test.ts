@@ -47,17 +47,6 @@ const PENDING: Record<string, readonly string[]> = {
   ],
   taxonomies: ["taxonomy_get"],
   timeline: ["operation_timeline", "operation_narrative"],
-  documents: [
-    "documents_list",
-    "document_upload",
-    "document_get",
-    "document_update",
-    "document_delete",
-    "document_download",
-    "document_attachment_create",
-    "document_attachment_delete",
-    "operation_documents_list",
-  ],
   users: [
     "users_list",
     "user_invite",
@@ -93,7 +82,6 @@ const PENDING: Record<string, readonly string[]> = {
     "settings_branding_get",
     "settings_branding_update",
   ],
-  search: ["search", "search_documents"],
   siren: ["siren_cache_delete"],
   repayments: [
     "repayment_schedule_get",
@@ -123,13 +111,6 @@ const PENDING: Record<string, readonly string[]> = {
     "workflow_executions_list",
     "workflow_execution_get",
     "workflow_history_list",
-  ],
-  ai_extraction: [
-    "extraction_job_create",
-    "extraction_jobs_list",
-    "extraction_job_get",
-    "extraction_job_results",
-    "extraction_job_cancel",
   ],
   tasks: [
     "tasks_board",

@@ -2,6 +2,8 @@ import type { FamilyTag } from "../contract/families.js";
 import { Random } from "../random.js";
 import { seedAlerts } from "./alerts.js";
 import { seedCalendar } from "./calendar.js";
+import { seedDocuments } from "./documents.js";
+import { seedExtraction } from "./extraction.js";
 import {
   type At,
   buildDemoData,
@@ -27,7 +29,7 @@ export interface FamilySeed<T extends object> {
 }
 
 /** The families' own data, in seeding order: one line per family. */
-const FAMILY_SEEDS = [seedAlerts, seedCalendar] as const;
+const FAMILY_SEEDS = [seedAlerts, seedCalendar, seedDocuments, seedExtraction] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I

@@ -1,8 +1,7 @@
+import { XLSX_MIME } from "../models/documents.js";
 import { fromCents, toCents } from "../money.js";
 import { defineRoute } from "../routing.js";
 import type { SandboxState } from "../state.js";
-
-export const XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
 /** The entity's INREV reporting as a real workbook: a vehicle sheet, an asset sheet, notes. */
 export async function buildInrevWorkbook(
