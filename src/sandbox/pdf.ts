@@ -168,9 +168,7 @@ function shownStrings(content: string): string[] {
 function unescapeLiteral(body: string): string {
   const simple: Record<string, string> = { n: "\n", r: "\r", t: "\t", b: "\b", f: "\f" };
   const latin1 = body.replace(/\\([0-7]{1,3}|.)/gs, (_, code: string) =>
-    /^[0-7]/.test(code)
-      ? String.fromCharCode(Number.parseInt(code, 8))
-      : (simple[code] ?? code),
+    /^[0-7]/.test(code) ? String.fromCharCode(Number.parseInt(code, 8)) : (simple[code] ?? code),
   );
   return [...latin1].map((c) => FROM_WIN_ANSI.get(c.charCodeAt(0)) ?? c).join("");
 }

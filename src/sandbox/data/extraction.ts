@@ -1,8 +1,8 @@
 import { defaultDefinitions, extractFields } from "../field-extraction.js";
 import type { StoredDocument } from "../models/documents.js";
 import type { ExtractionStatus, StoredExtractionJob } from "../models/extraction.js";
-import type { DocumentsData } from "./documents.js";
 import { DEMO_USERS } from "./demo.js";
+import type { DocumentsData } from "./documents.js";
 import type { FamilySeed } from "./index.js";
 
 export interface ExtractionData {

@@ -2,8 +2,6 @@ import type { FamilyTag } from "../contract/families.js";
 import { Random } from "../random.js";
 import { seedAlerts } from "./alerts.js";
 import { seedCalendar } from "./calendar.js";
-import { seedDocuments } from "./documents.js";
-import { seedExtraction } from "./extraction.js";
 import {
   type At,
   buildDemoData,
@@ -12,6 +10,8 @@ import {
   type DemoOptions,
   demoDates,
 } from "./demo.js";
+import { seedDocuments } from "./documents.js";
+import { seedExtraction } from "./extraction.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
