@@ -8,6 +8,7 @@ import { operationRoutes } from "./handlers/operations.js";
 import { operatorRoutes } from "./handlers/operators.js";
 import { portfolioRoutes } from "./handlers/portfolio.js";
 import { referenceRoutes } from "./handlers/reference.js";
+import { repaymentRoutes } from "./handlers/repayments.js";
 import { reportRoutes } from "./handlers/reports.js";
 import { searchRoutes } from "./handlers/search.js";
 import { sirenRoutes } from "./handlers/siren.js";
@@ -35,4 +36,5 @@ export const ROUTES: readonly RouteDef[] = [
   ...documentRoutes,
   ...extractionRoutes,
   ...searchRoutes,
+  ...repaymentRoutes,
 ];

@@ -83,13 +83,6 @@ const PENDING: Record<string, readonly string[]> = {
     "settings_branding_update",
   ],
   siren: ["siren_cache_delete"],
-  repayments: [
-    "repayment_schedule_get",
-    "repayment_schedule_put",
-    "repayments_list",
-    "repayment_create",
-    "repayment_update",
-  ],
   reporting: [
     "report_templates_list",
     "report_template_create",

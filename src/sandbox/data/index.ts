@@ -12,6 +12,7 @@ import {
 } from "./demo.js";
 import { seedDocuments } from "./documents.js";
 import { seedExtraction } from "./extraction.js";
+import { seedRepayments } from "./repayments.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -29,7 +30,13 @@ export interface FamilySeed<T extends object> {
 }
 
 /** The families' own data, in seeding order: one line per family. */
-const FAMILY_SEEDS = [seedAlerts, seedCalendar, seedDocuments, seedExtraction] as const;
+const FAMILY_SEEDS = [
+  seedAlerts,
+  seedCalendar,
+  seedDocuments,
+  seedExtraction,
+  seedRepayments,
+] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I
