@@ -13,6 +13,7 @@ import { reportRoutes } from "./handlers/reports.js";
 import { searchRoutes } from "./handlers/search.js";
 import { sirenRoutes } from "./handlers/siren.js";
 import { structureRoutes } from "./handlers/structures.js";
+import { taskRoutes } from "./handlers/tasks.js";
 import { workflowRoutes } from "./handlers/workflows.js";
 import type { RouteDef } from "./routing.js";
 
@@ -37,4 +38,5 @@ export const ROUTES: readonly RouteDef[] = [
   ...extractionRoutes,
   ...searchRoutes,
   ...repaymentRoutes,
+  ...taskRoutes,
 ];

@@ -105,17 +105,6 @@ const PENDING: Record<string, readonly string[]> = {
     "workflow_execution_get",
     "workflow_history_list",
   ],
-  tasks: [
-    "tasks_board",
-    "operation_tasks_list",
-    "task_create",
-    "task_update",
-    "task_delete",
-    "tasks_reorder",
-    "task_labels_list",
-    "task_label_create",
-    "task_label_update",
-  ],
 };
 
 /** The 28 operations the project had before the whole contract: ids and paths are kept. */

@@ -13,6 +13,7 @@ import {
 import { seedDocuments } from "./documents.js";
 import { seedExtraction } from "./extraction.js";
 import { seedRepayments } from "./repayments.js";
+import { seedTasks } from "./tasks.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -36,6 +37,7 @@ const FAMILY_SEEDS = [
   seedDocuments,
   seedExtraction,
   seedRepayments,
+  seedTasks,
 ] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
