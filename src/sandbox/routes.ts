@@ -9,7 +9,7 @@ import { operatorRoutes } from "./handlers/operators.js";
 import { portfolioRoutes } from "./handlers/portfolio.js";
 import { referenceRoutes } from "./handlers/reference.js";
 import { repaymentRoutes } from "./handlers/repayments.js";
-import { reportRoutes } from "./handlers/reports.js";
+import { reportRoutes, reportTemplateRoutes } from "./handlers/reports.js";
 import { searchRoutes } from "./handlers/search.js";
 import { sirenRoutes } from "./handlers/siren.js";
 import { structureRoutes } from "./handlers/structures.js";
@@ -32,6 +32,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...alertRoutes,
   ...calendarRoutes,
   ...reportRoutes,
+  ...reportTemplateRoutes,
   ...workflowRoutes,
   ...meRoutes,
   ...documentRoutes,

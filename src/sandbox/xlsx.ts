@@ -2,7 +2,7 @@
 export interface SheetTable {
   name: string;
   columns: ReadonlyArray<{ header: string; width?: number; numFmt?: string }>;
-  rows: ReadonlyArray<ReadonlyArray<string | number | null>>;
+  rows: ReadonlyArray<ReadonlyArray<string | number | Date | null>>;
 }
 
 /**

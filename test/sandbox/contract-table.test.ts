@@ -83,14 +83,6 @@ const PENDING: Record<string, readonly string[]> = {
     "settings_branding_update",
   ],
   siren: ["siren_cache_delete"],
-  reporting: [
-    "report_templates_list",
-    "report_template_create",
-    "report_template_get",
-    "report_template_update",
-    "report_template_preview",
-    "report_template_export",
-  ],
   workflows: [
     "workflow_presets_list",
     "workflow_preset_get",

@@ -13,6 +13,7 @@ import {
 import { seedDocuments } from "./documents.js";
 import { seedExtraction } from "./extraction.js";
 import { seedRepayments } from "./repayments.js";
+import { seedReporting } from "./reporting.js";
 import { seedTasks } from "./tasks.js";
 
 /** What a family's seed gets besides the data seeded before it. */
@@ -38,6 +39,7 @@ const FAMILY_SEEDS = [
   seedExtraction,
   seedRepayments,
   seedTasks,
+  seedReporting,
 ] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
