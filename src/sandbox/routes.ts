@@ -14,6 +14,7 @@ import { searchRoutes } from "./handlers/search.js";
 import { sirenRoutes } from "./handlers/siren.js";
 import { structureRoutes } from "./handlers/structures.js";
 import { taskRoutes } from "./handlers/tasks.js";
+import { timelineRoutes } from "./handlers/timeline.js";
 import { workflowRoutes } from "./handlers/workflows.js";
 import type { RouteDef } from "./routing.js";
 
@@ -40,4 +41,5 @@ export const ROUTES: readonly RouteDef[] = [
   ...searchRoutes,
   ...repaymentRoutes,
   ...taskRoutes,
+  ...timelineRoutes,
 ];

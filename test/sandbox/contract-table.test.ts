@@ -46,7 +46,6 @@ const PENDING: Record<string, readonly string[]> = {
     "operation_import_get",
   ],
   taxonomies: ["taxonomy_get"],
-  timeline: ["operation_timeline", "operation_narrative"],
   users: [
     "users_list",
     "user_invite",

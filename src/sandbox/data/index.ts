@@ -15,6 +15,7 @@ import { seedExtraction } from "./extraction.js";
 import { seedRepayments } from "./repayments.js";
 import { seedReporting } from "./reporting.js";
 import { seedTasks } from "./tasks.js";
+import { seedTimeline } from "./timeline.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -40,6 +41,7 @@ const FAMILY_SEEDS = [
   seedRepayments,
   seedTasks,
   seedReporting,
+  seedTimeline,
 ] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void

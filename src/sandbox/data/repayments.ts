@@ -13,13 +13,15 @@ export interface RepaymentsData {
 export const BANK_MATCHING = "rapprochement_bancaire";
 
 /**
- * A schedule for every debt operation that has drawn funds: interest every quarter from the
- * investment date, principal in fine at maturity (after a partial amortisation where the
- * operation has already repaid part), cut at the repayment for closed operations. Every line
- * due before today is paid by a confirmed repayment, except where the data says otherwise: the
- * latest interest of an operation with a "late interest" notification, and the principal of an
- * operation past its maturity with an outstanding amount, are late. A few payments announced
- * by the operators await the bank's confirmation; one transfer came back rejected.
+ * A schedule for every operation that has drawn funds (the demo data gives each a rate and a
+ * maturity, equity included, and the alerts read a passed maturity as a late repayment):
+ * interest every quarter from the investment date, principal in fine at maturity (after a
+ * partial amortisation where the operation has already repaid part), cut at the repayment for
+ * closed operations. Every line due before today is paid by a confirmed repayment, except where
+ * the data says otherwise: the latest interest of an operation with a "late interest"
+ * notification, and the principal of a live operation past its maturity, are late. A few
+ * payments announced by the operators await the bank's confirmation; one transfer came back
+ * rejected.
  */
 export const seedRepayments: FamilySeed<RepaymentsData> = {
   family: "repayments",
@@ -111,8 +113,6 @@ function record(
   };
 }
 
-const DEBT = new Set(["dette_senior", "dette_mezzanine", "obligations", "compte_courant"]);
-
 function scheduleLines(
   operation: Operation,
   random: { uuid(): string },
@@ -123,7 +123,6 @@ function scheduleLines(
   const repaid = toCents(f.montant_rembourse);
   const rate = Number(f.taux_annuel);
   if (
-    !DEBT.has(operation.type_investissement ?? "") ||
     typeof f.date_investissement !== "string" ||
     typeof f.date_echeance !== "string" ||
     called <= 0n ||
