@@ -31,9 +31,10 @@ const WIN_ANSI: Record<string, number> = {
   "—": 0x97,
   Œ: 0x8c,
   œ: 0x9c,
-  "\u202f": 0x20,
 };
 const FROM_WIN_ANSI = new Map(Object.entries(WIN_ANSI).map(([char, byte]) => [byte, char]));
+/** Characters WinAnsiEncoding lacks, written as their nearest: a narrow space as a space. */
+const NEAREST: Record<string, number> = { "\u202f": 0x20, "\u2009": 0x20 };
 
 export function renderPdf(content: PdfContent): { bytes: Buffer; pages: number } {
   const lines = content.lines.flatMap((line) => wrap(line, WRAP_AT));
@@ -178,7 +179,10 @@ function literal(text: string): Buffer {
   const bytes: number[] = [0x28];
   for (const char of text) {
     const code = char.codePointAt(0) ?? 0x3f;
-    let byte = WIN_ANSI[char] ?? (code <= 0xff && (code < 0x80 || code > 0x9f) ? code : 0x3f);
+    let byte =
+      WIN_ANSI[char] ??
+      NEAREST[char] ??
+      (code <= 0xff && (code < 0x80 || code > 0x9f) ? code : 0x3f);
     if (byte < 0x20) byte = 0x20;
     if (byte === 0x28 || byte === 0x29 || byte === 0x5c) bytes.push(0x5c);
     bytes.push(byte);
