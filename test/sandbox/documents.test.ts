@@ -53,9 +53,8 @@ function checkXref(pdf: Buffer): void {
   expect(text.slice(start, start + 4)).toBe("xref");
   const offsets = [...text.slice(start).matchAll(/^(\d{10}) 00000 n $/gm)].map((m) => Number(m[1]));
   expect(offsets.length).toBeGreaterThan(5);
-  offsets.forEach((offset, i) =>
-    expect(text.slice(offset).startsWith(`${i + 1} 0 obj`)).toBe(true),
-  );
+  for (const [i, offset] of offsets.entries())
+    expect(text.slice(offset).startsWith(`${i + 1} 0 obj`)).toBe(true);
 }
 
 describe("seeded documents", () => {

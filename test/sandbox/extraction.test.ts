@@ -27,7 +27,7 @@ const start = (documentId: string, body?: unknown) =>
   client.write("POST", `/documents/${documentId}/extraction-jobs`, body);
 const job = (id: string) => client.get(`/ai-extraction/jobs/${id}`);
 /** Moves the sandbox's clock this many milliseconds past the machine's. */
-const after = (ms: number) => sandbox.control.skewClock(Math.ceil(ms / 1000));
+const advanceBy = (ms: number) => sandbox.control.skewClock(Math.ceil(ms / 1000));
 
 describe("the extraction job lifecycle", () => {
   it("queues, runs, then succeeds with the fields the document states", async () => {
@@ -47,13 +47,13 @@ describe("the extraction job lifecycle", () => {
     expect(early.status).toBe(409);
     expect(early.body.reason_code).toBe("extraction_not_finished");
 
-    after(QUEUE_MS + RUN_MS / 2);
+    advanceBy(QUEUE_MS + RUN_MS / 2);
     const running = await job(created.body.id);
     expect(running.body.status).toBe("running");
     expect(running.body.progress).toBeGreaterThan(0);
     expect(running.body.progress).toBeLessThan(100);
 
-    after(QUEUE_MS + RUN_MS + 1000);
+    advanceBy(QUEUE_MS + RUN_MS + 1000);
     const done = await job(created.body.id);
     expect(done.body).toMatchObject({
       status: "succeeded",
@@ -82,7 +82,7 @@ describe("the extraction job lifecycle", () => {
   it("fails on a scan without a text layer, and has no results", async () => {
     const scan = idle((d) => d.file.kind === "pdf" && d.text === "");
     const created = await start(scan.id);
-    after(QUEUE_MS + RUN_MS + 1000);
+    advanceBy(QUEUE_MS + RUN_MS + 1000);
     const failed = await job(created.body.id);
     expect(failed.body).toMatchObject({ status: "failed", error: { code: "no_text_layer" } });
     const results = await client.get(`/ai-extraction/jobs/${created.body.id}/results`);
@@ -102,7 +102,7 @@ describe("the extraction job lifecycle", () => {
     expect(cancelled.body.finished_at).toEqual(expect.any(String));
 
     const b = await start(idle((d) => d.category === "financier" && d.file.kind === "pdf").id);
-    after(QUEUE_MS + 1000);
+    advanceBy(QUEUE_MS + 1000);
     expect((await job(b.body.id)).body.status).toBe("running");
     const stopped = await client.write(
       "POST",
@@ -111,7 +111,7 @@ describe("the extraction job lifecycle", () => {
     );
     expect(stopped.body.status).toBe("cancelled");
     // A cancelled job stays cancelled whatever its schedule said.
-    after(QUEUE_MS + RUN_MS + 5000);
+    advanceBy(QUEUE_MS + RUN_MS + 5000);
     expect((await job(b.body.id)).body.status).toBe("cancelled");
 
     for (const status of ["succeeded", "failed", "cancelled"]) {
