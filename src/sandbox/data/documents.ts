@@ -14,7 +14,6 @@ import {
 import type { Operation } from "../models/operations.js";
 import type { Operator } from "../models/operators.js";
 import type { Fund, Spv } from "../models/structures.js";
-import { renderPdf } from "../pdf.js";
 import { DEMO_USERS, type DemoData } from "./demo.js";
 import type { FamilySeed, SeedContext } from "./index.js";
 import { TAXONOMIES } from "./taxonomies.js";
@@ -306,7 +305,6 @@ function buildDocument(draft: Draft, index: number, { random, at }: SeedContext)
     : at(-random.int(10, 40), random.int(0, 600));
   const by = random.pick(UPLOADERS);
   const fileStatus = draft.fileStatus ?? "available";
-  const rendered = draft.file.kind === "pdf" ? renderPdf(draft.file) : null;
   const attachments: Attachment[] = draft.targets.map((target) => ({
     id: random.uuid(),
     target_type: target.type,
@@ -324,9 +322,10 @@ function buildDocument(draft: Draft, index: number, { random, at }: SeedContext)
     document_date: draft.documentDate,
     filename: filenameFor(draft),
     content_type: draft.file.kind === "xlsx" ? XLSX_MIME : PDF_MIME,
-    // Workbooks are sized when first rendered (exceljs is asynchronous); PDFs right away.
-    size_bytes: fileStatus === "available" && rendered ? rendered.bytes.length : null,
-    page_count: rendered && fileStatus === "available" ? rendered.pages : null,
+    // Sized when first shown: rendering every file at each sandbox start would cost more
+    // than all the other data (handlers/documents.ts renders and keeps the size).
+    size_bytes: null,
+    page_count: null,
     file_status: fileStatus,
     dataroom: draft.dataroom ? { id: draft.dataroom.id, name: draft.dataroom.name } : null,
     attachments,

@@ -136,10 +136,11 @@ function scheduleLines(
       : f.date_echeance;
   const quarterly = (BigInt(Math.round(rate * 100)) * called) / 40_000n;
   const lines: StoredScheduleLine[] = [];
-  for (let n = 1; addMonths(f.date_investissement, 3 * n) < end; n++) {
+  const start = f.date_investissement;
+  for (let n = 1, due = addMonths(start, 3); due < end; n++, due = addMonths(start, 3 * n)) {
     lines.push({
       id: random.uuid(),
-      due_date: addMonths(f.date_investissement, 3 * n),
+      due_date: due,
       kind: "interets",
       principal: "0.00",
       interest: fromCents(quarterly),

@@ -59,11 +59,17 @@ async function fileBytes(document: StoredDocument): Promise<Buffer> {
   });
 }
 
-/** Workbooks are sized once rendered: done before any answer that shows their size. */
+/**
+ * Seeded files are sized (and PDFs paged) when first rendered, before any answer that shows
+ * them; the record keeps the figures.
+ */
 async function sized(documents: readonly StoredDocument[]): Promise<Document[]> {
   for (const d of documents) {
-    if (d.size_bytes === null && d.file_status === "available")
-      d.size_bytes = (await fileBytes(d)).length;
+    if (d.size_bytes !== null || d.file_status !== "available") continue;
+    if (d.file.kind === "pdf") {
+      const { bytes, pages } = renderPdf(d.file);
+      Object.assign(d, { size_bytes: bytes.length, page_count: pages });
+    } else d.size_bytes = (await fileBytes(d)).length;
   }
   return documents.map(publicDocument);
 }
