@@ -75,7 +75,9 @@ export function operationEvents(
     n: string,
     fields: Pick<TimelineEvent, "occurred_at" | "title"> & Partial<TimelineEvent>,
   ) => {
-    if (fields.occurred_at > now) return;
+    // In UTC, so that events compare and sort as instants whatever offset they were written in.
+    const occurred = new Date(fields.occurred_at).toISOString();
+    if (occurred > now) return;
     events.push({
       id: eventId(source.type, source.id, n),
       operation_id: operation.id,
@@ -85,6 +87,7 @@ export function operationEvents(
       severity: null,
       source,
       ...fields,
+      occurred_at: occurred,
     });
   };
   const { data } = state;
