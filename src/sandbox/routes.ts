@@ -1,6 +1,8 @@
 import { alertRoutes } from "./handlers/alerts.js";
 import { calendarRoutes } from "./handlers/calendar.js";
 import { dealRoutes } from "./handlers/deals.js";
+import { documentRoutes } from "./handlers/documents.js";
+import { extractionRoutes } from "./handlers/extraction.js";
 import { meRoutes } from "./handlers/me.js";
 import { operationImportRoutes } from "./handlers/operation-imports.js";
 import { operationNoteRoutes } from "./handlers/operation-notes.js";
@@ -8,9 +10,13 @@ import { operationRoutes } from "./handlers/operations.js";
 import { operatorRoutes } from "./handlers/operators.js";
 import { portfolioRoutes } from "./handlers/portfolio.js";
 import { referenceRoutes } from "./handlers/reference.js";
-import { reportRoutes } from "./handlers/reports.js";
+import { repaymentRoutes } from "./handlers/repayments.js";
+import { reportRoutes, reportTemplateRoutes } from "./handlers/reports.js";
+import { searchRoutes } from "./handlers/search.js";
 import { sirenRoutes } from "./handlers/siren.js";
 import { structureRoutes } from "./handlers/structures.js";
+import { taskRoutes } from "./handlers/tasks.js";
+import { timelineRoutes } from "./handlers/timeline.js";
 import { workflowRoutes } from "./handlers/workflows.js";
 import type { RouteDef } from "./routing.js";
 
@@ -31,6 +37,13 @@ export const ROUTES: readonly RouteDef[] = [
   ...alertRoutes,
   ...calendarRoutes,
   ...reportRoutes,
+  ...reportTemplateRoutes,
   ...workflowRoutes,
   ...meRoutes,
+  ...documentRoutes,
+  ...extractionRoutes,
+  ...searchRoutes,
+  ...repaymentRoutes,
+  ...taskRoutes,
+  ...timelineRoutes,
 ];

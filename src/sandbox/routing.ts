@@ -34,12 +34,15 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
-/** What an operation answers on success: a JSON model, a file, or nothing. */
+/**
+ * What an operation answers on success: a JSON model, a file (of one content type, or of one
+ * of several, as a document's download), or nothing.
+ */
 export type RouteResponse =
   | { status: 200 | 201 | 202; schema: z.ZodType }
   /** An upsert (PUT by external id): 200 when it changed a record, 201 when it created one. */
   | { status: 200; schema: z.ZodType; created: 201 }
-  | { status: 200; binary: string }
+  | { status: 200; binary: string | readonly string[] }
   | { status: 204 };
 
 /** Statuses a route may refuse with beyond the pipeline's own, and their reason codes. */

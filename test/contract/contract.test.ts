@@ -189,8 +189,9 @@ describe.each(KEYS)("the contract of $keyId", (key) => {
       const invalid = validator.check(where, reply.body);
       return invalid && `body does not match the export's schema: ${invalid}`;
     }
-    if (!reply.headers.get("content-type")?.startsWith(success.mediaType))
-      return `content type ${reply.headers.get("content-type")} instead of ${success.mediaType}`;
+    const type = reply.headers.get("content-type") ?? "";
+    if (!success.mediaTypes.some((mediaType) => type.startsWith(mediaType)))
+      return `content type ${type} instead of ${success.mediaTypes.join(" or ")}`;
     return Buffer.isBuffer(reply.body) && reply.body.length > 0 ? null : "an empty file";
   }
 

@@ -46,15 +46,19 @@ export function operationsInWalkOrder(doc: OpenApiDocument): WalkedOperation[] {
 export function successOf(op: Record<string, any>): {
   status: number;
   mediaType: string | null;
+  /** Every content type the answer may have: a file can be one of several types. */
+  mediaTypes: string[];
   pointer: string[] | null;
 } {
   const [status, response] = Object.entries(op.responses as Record<string, any>).find(([s]) =>
     s.startsWith("2"),
   ) as [string, any];
-  const mediaType = response.content ? Object.keys(response.content)[0]! : null;
+  const mediaTypes = response.content ? Object.keys(response.content) : [];
+  const mediaType = mediaTypes[0] ?? null;
   return {
     status: Number(status),
     mediaType,
+    mediaTypes,
     pointer: mediaType ? ["responses", status, "content", mediaType, "schema"] : null,
   };
 }

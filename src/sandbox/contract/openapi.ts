@@ -211,12 +211,13 @@ function successResponse(op: OperationMeta, schemas: SchemaCollector) {
     return { "204": { description: "Done; no content.", ...headers } };
   }
   if ("binary" in response) {
+    const types = [response.binary].flat();
     return {
       [response.status]: {
-        description: `A file (${response.binary}), not JSON: check the status and the content type before reading it.`,
-        content: {
-          [response.binary]: { schema: { type: "string", contentMediaType: response.binary } },
-        },
+        description: `A file (${types.join(", ")}), not JSON: check the status and the content type before reading it.`,
+        content: Object.fromEntries(
+          types.map((type) => [type, { schema: { type: "string", contentMediaType: type } }]),
+        ),
       },
     };
   }

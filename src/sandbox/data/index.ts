@@ -11,9 +11,15 @@ import {
   type DemoOptions,
   demoDates,
 } from "./demo.js";
+import { seedDocuments } from "./documents.js";
+import { seedExtraction } from "./extraction.js";
 import { seedOperations } from "./operations.js";
 import { seedOperators } from "./operators.js";
+import { seedRepayments } from "./repayments.js";
+import { seedReporting } from "./reporting.js";
 import { seedSiren } from "./siren.js";
+import { seedTasks } from "./tasks.js";
+import { seedTimeline } from "./timeline.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -38,6 +44,12 @@ const FAMILY_SEEDS = [
   seedOperators,
   seedOperations,
   seedSiren,
+  seedDocuments,
+  seedExtraction,
+  seedRepayments,
+  seedTasks,
+  seedReporting,
+  seedTimeline,
 ] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
