@@ -9,6 +9,7 @@ import { referenceRoutes } from "./handlers/reference.js";
 import { reportRoutes } from "./handlers/reports.js";
 import { sirenRoutes } from "./handlers/siren.js";
 import { structureRoutes } from "./handlers/structures.js";
+import { userRoutes } from "./handlers/users.js";
 import { workflowRoutes } from "./handlers/workflows.js";
 import type { RouteDef } from "./routing.js";
 
@@ -28,5 +29,6 @@ export const ROUTES: readonly RouteDef[] = [
   ...calendarRoutes,
   ...reportRoutes,
   ...workflowRoutes,
+  ...userRoutes,
   ...meRoutes,
 ];

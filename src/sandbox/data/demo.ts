@@ -28,6 +28,9 @@ import {
   SOUS_CLASSES,
 } from "./names.js";
 import { TAXONOMIES } from "./taxonomies.js";
+import { buildColleagues, buildUsers, DEMO_USERS } from "./users.js";
+
+export { DEMO_USERS } from "./users.js";
 
 export interface DemoData {
   entity: Entity;
@@ -57,16 +60,6 @@ export interface DemoOptions {
 }
 
 const DAY_MS = 86_400_000;
-const USER_DOMAIN = "aurore-capital.example";
-
-/** The demo users: one per case the delegation rules distinguish (see README). */
-export const DEMO_USERS = {
-  camille: "usr_camille_martin",
-  julien: "usr_julien_bernard",
-  sophie: "usr_sophie_leroy",
-  thomas: "usr_thomas_petit",
-  lea: "usr_lea_moreau",
-} as const;
 
 /** Builds the whole demo data set. Pure: depends only on its options. */
 export function buildDemoData({ seed, today }: DemoOptions): DemoData {
@@ -139,6 +132,8 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
   const deals = buildDeals(rng, at, day, money, operations, validOperators, users);
   const calendarEvents = buildCalendar(rng, at, day, entity, operations, spvs);
   const notes = buildNotes(rng, at, operations, users);
+  // The rest of the team joins after the draws that pick among users, so that nothing moves.
+  users.push(...buildColleagues(at));
   const notifications = buildNotifications(rng, at, operations);
   const { savedViews, dashboards } = buildUserObjects(rng, at, spvs);
   const { recommendations, workflows } = buildWorkflows(rng, at, operations);
@@ -196,54 +191,6 @@ export function demoDates(today: string): { at: At; day: Day } {
   const at = (days: number, minutes = 0) =>
     new Date(t0 + days * DAY_MS + minutes * 60_000).toISOString();
   return { at, day: (days) => at(days).slice(0, 10) };
-}
-
-/** `Léa` -> `lea`: addresses stay ASCII, as most mail systems expect. */
-function ascii(name: string): string {
-  return name
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase();
-}
-
-function buildUsers(at: At): User[] {
-  const user = (
-    id: string,
-    first: string,
-    last: string,
-    jobTitle: string,
-    status: User["status"],
-    readOnly: boolean,
-  ): User => ({
-    id,
-    email: `${ascii(first)}.${ascii(last)}@${USER_DOMAIN}`,
-    first_name: first,
-    last_name: last,
-    display_name: `${first} ${last}`,
-    job_title: jobTitle,
-    status,
-    read_only: readOnly,
-    locale: "fr-FR",
-    timezone: "Europe/Paris",
-    preferences: { default_landing: "portfolio", number_format: "fr", density: "comfortable" },
-    alert_preferences: { email_digest: "daily", critical_push: true, muted_operation_ids: [] },
-    created_at: at(-700),
-    updated_at: at(-12),
-  });
-  return [
-    user(
-      DEMO_USERS.camille,
-      "Camille",
-      "Martin",
-      "Directrice des investissements",
-      "approved",
-      false,
-    ),
-    user(DEMO_USERS.julien, "Julien", "Bernard", "Analyste crédit", "approved", true),
-    user(DEMO_USERS.sophie, "Sophie", "Leroy", "Gérante de portefeuille", "suspended", false),
-    user(DEMO_USERS.thomas, "Thomas", "Petit", "Contrôleur des risques", "approved", false),
-    user(DEMO_USERS.lea, "Léa", "Moreau", "Chargée d'affaires", "pending", false),
-  ];
 }
 
 function buildOperators(

@@ -10,6 +10,7 @@ import {
   type DemoOptions,
   demoDates,
 } from "./demo.js";
+import { seedDelegated } from "./rgpd.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -27,7 +28,7 @@ export interface FamilySeed<T extends object> {
 }
 
 /** The families' own data, in seeding order: one line per family. */
-const FAMILY_SEEDS = [seedAlerts, seedCalendar] as const;
+const FAMILY_SEEDS = [seedAlerts, seedCalendar, seedDelegated] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I
