@@ -7,6 +7,7 @@ import { operatorRoutes } from "./handlers/operators.js";
 import { portfolioRoutes } from "./handlers/portfolio.js";
 import { referenceRoutes } from "./handlers/reference.js";
 import { reportRoutes } from "./handlers/reports.js";
+import { settingsRoutes } from "./handlers/settings.js";
 import { sirenRoutes } from "./handlers/siren.js";
 import { structureRoutes } from "./handlers/structures.js";
 import { userRoutes } from "./handlers/users.js";
@@ -31,4 +32,5 @@ export const ROUTES: readonly RouteDef[] = [
   ...workflowRoutes,
   ...userRoutes,
   ...meRoutes,
+  ...settingsRoutes,
 ];

@@ -58,14 +58,6 @@ const PENDING: Record<string, readonly string[]> = {
     "document_attachment_delete",
     "operation_documents_list",
   ],
-  settings: [
-    "settings_business_get",
-    "settings_business_update",
-    "settings_reporting_get",
-    "settings_reporting_update",
-    "settings_branding_get",
-    "settings_branding_update",
-  ],
   search: ["search", "search_documents"],
   siren: ["siren_cache_delete"],
   repayments: [

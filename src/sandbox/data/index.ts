@@ -11,6 +11,7 @@ import {
   demoDates,
 } from "./demo.js";
 import { seedDelegated } from "./rgpd.js";
+import { seedSettings } from "./settings.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -28,7 +29,7 @@ export interface FamilySeed<T extends object> {
 }
 
 /** The families' own data, in seeding order: one line per family. */
-const FAMILY_SEEDS = [seedAlerts, seedCalendar, seedDelegated] as const;
+const FAMILY_SEEDS = [seedAlerts, seedCalendar, seedDelegated, seedSettings] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I
