@@ -785,7 +785,16 @@ function buildUserObjects(rng: Random, at: At, spvs: Spv[]) {
   return { savedViews, dashboards };
 }
 
-const PRESETS = [
+/** The schedule a preset's mode suggests: 08:00 UTC, on Mondays, on the 1st (workflows.ts). */
+export const DEFAULT_SCHEDULES = {
+  daily: "0 8 * * *",
+  weekly: "0 8 * * 1",
+  monthly: "0 8 1 * *",
+  on_event: "on_event",
+} as const;
+
+/** The workflow presets catalogue: key, name, processing family and types, effect, mode. */
+export const PRESETS = [
   [
     "covenant_monitoring",
     "Surveillance des covenants",
@@ -855,14 +864,7 @@ function buildWorkflows(rng: Random, at: At, operations: Operation[]) {
         expected_effect: effect,
         business_scope: family === "compliance" ? "operateurs" : "operations",
         schedule_mode: mode,
-        suggested_schedule:
-          mode === "daily"
-            ? "0 8 * * *"
-            : mode === "weekly"
-              ? "0 8 * * 1"
-              : mode === "monthly"
-                ? "0 8 1 * *"
-                : "on_event",
+        suggested_schedule: DEFAULT_SCHEDULES[mode],
         operation_ids: rng
           .shuffle(watched)
           .slice(0, rng.int(2, 5))

@@ -12,6 +12,7 @@ import {
 } from "./demo.js";
 import { seedDelegated } from "./rgpd.js";
 import { seedSettings } from "./settings.js";
+import { seedWorkflows } from "./workflows.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -29,7 +30,13 @@ export interface FamilySeed<T extends object> {
 }
 
 /** The families' own data, in seeding order: one line per family. */
-const FAMILY_SEEDS = [seedAlerts, seedCalendar, seedDelegated, seedSettings] as const;
+const FAMILY_SEEDS = [
+  seedAlerts,
+  seedCalendar,
+  seedDelegated,
+  seedSettings,
+  seedWorkflows,
+] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I
