@@ -187,9 +187,9 @@ export function completeDueErasures(state: SandboxState, nowMs: number): void {
 }
 
 /**
- * Deletes what the inventory says goes, and removes the person from what stays: the account
- * remains as a suspended tombstone under its id, so that notes and audit trails still point
- * somewhere, with neither name nor address.
+ * Carries out each category's `on_erasure` (CATEGORIES above): deletes what goes, and removes
+ * the person from what stays. The account remains as a suspended tombstone under its id, so
+ * that notes and audit trails still point somewhere, with neither name nor address.
  */
 function erase(data: SandboxData, userId: string, at: string): void {
   const user = data.users.find((u) => u.id === userId);

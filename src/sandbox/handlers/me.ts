@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { delegatedUser } from "../delegation.js";
 import type { JsonObject } from "../models/common.js";
 import { alertPreferencesSchema, preferencesSchema } from "../models/delegated.js";
-import { profileOf, profileSchema, type User } from "../models/users.js";
+import { profileOf, profileSchema } from "../models/users.js";
 import { invalid } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 import { uuid } from "../validation.js";
@@ -12,12 +13,6 @@ import { savedViewRoutes } from "./saved-views.js";
 import { applyPersonChanges, personFields } from "./users.js";
 
 /** The delegated user's own routes (spec part 5): every one acts for the user in `ctx.user`. */
-
-/** The pipeline resolves the delegated user before any `/users/me*` handler runs. */
-function delegated(user: User | null): User {
-  if (!user) throw new Error("a delegated route ran without its user");
-  return user;
-}
 
 const meBody = z.strictObject({
   first_name: personFields.first_name.optional(),
@@ -54,7 +49,7 @@ export const meRoutes = [
     capability: "user_self_service",
     summary: "Get the delegated user's profile",
     response: { status: 200, schema: profileSchema },
-    handle: ({ user, state }) => json(profileOf(delegated(user), state.data.entity.id)),
+    handle: ({ user, state }) => json(profileOf(delegatedUser(user), state.data.entity.id)),
   }),
   defineRoute({
     id: "me_update",
@@ -71,7 +66,7 @@ export const meRoutes = [
     response: { status: 200, schema: profileSchema },
     example: () => ({ body: { job_title: "Directrice des investissements et du financement" } }),
     handle({ body, user, state, now }) {
-      const me = delegated(user);
+      const me = delegatedUser(user);
       applyPersonChanges(me, body, new Date(now()).toISOString());
       return json(profileOf(me, state.data.entity.id));
     },
@@ -86,7 +81,7 @@ export const meRoutes = [
     capability: "user_self_service",
     summary: "Get the delegated user's display preferences",
     response: { status: 200, schema: preferencesSchema },
-    handle: ({ user }) => json(preferencesSchema.parse(delegated(user).preferences)),
+    handle: ({ user }) => json(preferencesSchema.parse(delegatedUser(user).preferences)),
   }),
   defineRoute({
     id: "me_preferences_update",
@@ -102,7 +97,7 @@ export const meRoutes = [
     response: { status: 200, schema: preferencesSchema },
     example: () => ({ body: { density: "compact" } }),
     handle({ body, user, now }) {
-      const me = delegated(user);
+      const me = delegatedUser(user);
       me.preferences = changePreferences(preferencesSchema, me.preferences, body);
       me.updated_at = new Date(now()).toISOString();
       return json(me.preferences);
@@ -118,7 +113,7 @@ export const meRoutes = [
     capability: "user_self_service",
     summary: "Get the delegated user's alert preferences",
     response: { status: 200, schema: alertPreferencesSchema },
-    handle: ({ user }) => json(alertPreferencesSchema.parse(delegated(user).alert_preferences)),
+    handle: ({ user }) => json(alertPreferencesSchema.parse(delegatedUser(user).alert_preferences)),
   }),
   defineRoute({
     id: "me_alert_preferences_update",
@@ -136,7 +131,7 @@ export const meRoutes = [
     refusals: { 422: ["reference_not_found"] },
     example: () => ({ body: { email_digest: "weekly", critical_push: true } }),
     handle({ body, user, state, now }) {
-      const me = delegated(user);
+      const me = delegatedUser(user);
       const muted = body.muted_operation_ids?.map((id) => id.toLowerCase());
       const unknown = (muted ?? []).flatMap((id, i) =>
         state.data.operations.some((o) => o.id === id) ? [] : [i],

@@ -6,6 +6,7 @@ import { component, jsonObject, pageOf } from "../models/common.js";
 import {
   EXECUTION_STATUSES,
   HISTORY_EVENTS,
+  type HistoryEvent,
   recommendationSchema,
   WORKFLOW_STATES,
   type WorkflowDefinition,
@@ -51,7 +52,10 @@ const createBody = z
   })
   .optional();
 
-/** Workflow keys and preset keys are strings, not UUIDs (spec part 2, conventions). */
+/** A key for a new definition of a preset. */
+const newWorkflowKey = (presetKey: string) => `wf_${presetKey}_${randomBytes(4).toString("hex")}`;
+
+/** Workflow keys, preset keys and recommendation ids are strings, not UUIDs (spec part 2). */
 const keyString = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1 to 128 of A-Z a-z 0-9 _ -");
 const definitionParams = z.strictObject({ workflow_key: keyString });
 const schedule = z
@@ -96,16 +100,14 @@ function requireFlag(definition: WorkflowDefinition, allowed: boolean, what: str
     throw new Problem(
       409,
       `Workflow ${definition.key} cannot be ${what}: the entity must keep it as it is.`,
-      {
-        reasonCode: code,
-      },
+      { reasonCode: code },
     );
 }
 
 const history = (
   state: SandboxState,
   definition: WorkflowDefinition,
-  event: (typeof HISTORY_EVENTS)[number],
+  event: HistoryEvent,
   at: string,
   actor: string,
   details?: Record<string, string | string[] | boolean | null>,
@@ -169,11 +171,7 @@ export const workflowRoutes = [
       const validated = state.data.recommendations.find((r) => r.status === "validated");
       return validated ? { params: { recommendation_id: validated.id } } : {};
     },
-    params: z.strictObject({
-      recommendation_id: z
-        .string()
-        .regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1 to 128 of A-Z a-z 0-9 _ -"),
-    }),
+    params: z.strictObject({ recommendation_id: keyString }),
     body: createBody,
     handle({ params, body, state, key: apiKey, now }) {
       const rec = state.data.recommendations.find((r) => r.id === params.recommendation_id);
@@ -196,7 +194,7 @@ export const workflowRoutes = [
           },
         );
       }
-      const key = `wf_${rec.preset_key}_${randomBytes(4).toString("hex")}`;
+      const key = newWorkflowKey(rec.preset_key);
       const workflow = workflowFromRecommendation(rec, key, body, new Date(now()).toISOString());
       state.data.workflows.push(workflow);
       history(
@@ -309,7 +307,7 @@ export const workflowRoutes = [
           "reference_not_found",
         );
       }
-      const workflowKey = body.key ?? `wf_${preset.key}_${randomBytes(4).toString("hex")}`;
+      const workflowKey = body.key ?? newWorkflowKey(preset.key);
       // A key stays its definition's for good: the history of a deleted one keeps it.
       if (state.data.workflowHistory.some((h) => h.workflow_key === workflowKey)) {
         throw new Problem(409, `The workflow key ${workflowKey} is already used.`, {
