@@ -94,6 +94,13 @@ describe("the presets and the seeded definitions", () => {
       actor: "apikey:sandboxdemo",
       details: { recommendation_id: validated.id },
     });
+    // Its first run is due at its creation: the scheduler starts it on the next request.
+    const runs = await client.get("/workflows/executions", {
+      query: { workflow_key: created.body.key },
+    });
+    expect(runs.body.items).toMatchObject([
+      { trigger: "schedule", queued_at: created.body.next_run_at },
+    ]);
   });
 });
 
