@@ -69,3 +69,9 @@ export function resolveDelegatedUser(
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(",") : value;
 }
+
+/** The user a `/users/me*` handler acts for: the pipeline resolved it before the handler ran. */
+export function delegatedUser(user: User | null): User {
+  if (!user) throw new Error("a delegated route ran without its user");
+  return user;
+}

@@ -13,10 +13,12 @@ import { referenceRoutes } from "./handlers/reference.js";
 import { repaymentRoutes } from "./handlers/repayments.js";
 import { reportRoutes, reportTemplateRoutes } from "./handlers/reports.js";
 import { searchRoutes } from "./handlers/search.js";
+import { settingsRoutes } from "./handlers/settings.js";
 import { sirenRoutes } from "./handlers/siren.js";
 import { structureRoutes } from "./handlers/structures.js";
 import { taskRoutes } from "./handlers/tasks.js";
 import { timelineRoutes } from "./handlers/timeline.js";
+import { userRoutes } from "./handlers/users.js";
 import { workflowRoutes } from "./handlers/workflows.js";
 import type { RouteDef } from "./routing.js";
 
@@ -39,6 +41,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...reportRoutes,
   ...reportTemplateRoutes,
   ...workflowRoutes,
+  ...userRoutes,
   ...meRoutes,
   ...documentRoutes,
   ...extractionRoutes,
@@ -46,4 +49,5 @@ export const ROUTES: readonly RouteDef[] = [
   ...repaymentRoutes,
   ...taskRoutes,
   ...timelineRoutes,
+  ...settingsRoutes,
 ];

@@ -18,6 +18,7 @@ import { parseUpload } from "./multipart.js";
 import { invalid, Problem, problemBody } from "./problem.js";
 import type { RateLimiter } from "./rate-limit.js";
 import type { RequestLog, RequestLogEntry } from "./request-log.js";
+import { completeDueErasures } from "./rgpd.js";
 import type { RouteDef, RouteResult, Router } from "./routing.js";
 import type { SandboxState } from "./state.js";
 import { EXCHANGE_OPERATION, type TokenService } from "./tokens.js";
@@ -198,6 +199,8 @@ async function runRoute(
   trace.keyId = key.keyId;
   deps.rateLimiter?.take(key.keyId);
   assertRouteAllowed(key, route, address);
+  // An erasure that fell due ends the user's delegated access before anything is served.
+  if (route.capability) completeDueErasures(deps.state, deps.clock.now());
   const user = route.capability
     ? resolveDelegatedUser(
         req.headers,

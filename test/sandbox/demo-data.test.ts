@@ -63,12 +63,12 @@ describe("demo data", () => {
     );
   });
 
-  it("has approved, read-only, suspended, pending and not-allowlisted users", () => {
+  it("has approved, read-only, suspended, invited and not-allowlisted users", () => {
     const byId = new Map(data.users.map((u) => [u.id, u]));
     expect(byId.get(DEMO_USERS.camille)).toMatchObject({ status: "approved", read_only: false });
     expect(byId.get(DEMO_USERS.julien)).toMatchObject({ status: "approved", read_only: true });
     expect(byId.get(DEMO_USERS.sophie)?.status).toBe("suspended");
-    expect(byId.get(DEMO_USERS.lea)?.status).toBe("pending");
+    expect(byId.get(DEMO_USERS.lea)?.status).toBe("invited");
     expect(byId.get(DEMO_USERS.thomas)?.status).toBe("approved");
   });
 });

@@ -156,4 +156,19 @@ describe("the narrative", () => {
     const { body } = await narrative(late.operation_id!);
     expect(body.sections[2].text).toMatch(/échéances? impayées?/);
   });
+
+  it("shows a status move made through the API, with its author, newest first", async () => {
+    const operation = data().operations.find((o) => o.status === "sourcing")!;
+    const moved = await client.write("PATCH", `/operations/${operation.id}`, {
+      version: operation.version,
+      status: "instruction",
+    });
+    expect(moved.status).toBe(200);
+    const { body } = await timeline(operation.id);
+    expect(body.items[0]).toMatchObject({
+      type: "status_change",
+      actor: `apikey:${DEMO_KEYS.full.keyId}`,
+    });
+    expect(body.items[0].title).toContain("→");
+  });
 });

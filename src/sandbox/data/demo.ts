@@ -28,6 +28,9 @@ import {
   SOUS_CLASSES,
 } from "./names.js";
 import { TAXONOMIES } from "./taxonomies.js";
+import { buildColleagues, buildUsers, DEMO_USERS } from "./users.js";
+
+export { DEMO_USERS } from "./users.js";
 
 export interface DemoData {
   entity: Entity;
@@ -57,16 +60,6 @@ export interface DemoOptions {
 }
 
 const DAY_MS = 86_400_000;
-const USER_DOMAIN = "aurore-capital.example";
-
-/** The demo users: one per case the delegation rules distinguish (see README). */
-export const DEMO_USERS = {
-  camille: "usr_camille_martin",
-  julien: "usr_julien_bernard",
-  sophie: "usr_sophie_leroy",
-  thomas: "usr_thomas_petit",
-  lea: "usr_lea_moreau",
-} as const;
 
 /** Builds the whole demo data set. Pure: depends only on its options. */
 export function buildDemoData({ seed, today }: DemoOptions): DemoData {
@@ -139,6 +132,8 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
   const deals = buildDeals(rng, at, day, money, operations, validOperators, users);
   const calendarEvents = buildCalendar(rng, at, day, entity, operations, spvs);
   const notes = buildNotes(rng, at, operations, users);
+  // The rest of the team joins after the draws that pick among users, so that nothing moves.
+  users.push(...buildColleagues(at));
   const notifications = buildNotifications(rng, at, operations);
   const { savedViews, dashboards } = buildUserObjects(rng, at, spvs);
   const { recommendations, workflows } = buildWorkflows(rng, at, operations);
@@ -196,54 +191,6 @@ export function demoDates(today: string): { at: At; day: Day } {
   const at = (days: number, minutes = 0) =>
     new Date(t0 + days * DAY_MS + minutes * 60_000).toISOString();
   return { at, day: (days) => at(days).slice(0, 10) };
-}
-
-/** `Léa` -> `lea`: addresses stay ASCII, as most mail systems expect. */
-function ascii(name: string): string {
-  return name
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase();
-}
-
-function buildUsers(at: At): User[] {
-  const user = (
-    id: string,
-    first: string,
-    last: string,
-    jobTitle: string,
-    status: User["status"],
-    readOnly: boolean,
-  ): User => ({
-    id,
-    email: `${ascii(first)}.${ascii(last)}@${USER_DOMAIN}`,
-    first_name: first,
-    last_name: last,
-    display_name: `${first} ${last}`,
-    job_title: jobTitle,
-    status,
-    read_only: readOnly,
-    locale: "fr-FR",
-    timezone: "Europe/Paris",
-    preferences: { default_landing: "portfolio", number_format: "fr", density: "comfortable" },
-    alert_preferences: { email_digest: "daily", critical_push: true, muted_operation_ids: [] },
-    created_at: at(-700),
-    updated_at: at(-12),
-  });
-  return [
-    user(
-      DEMO_USERS.camille,
-      "Camille",
-      "Martin",
-      "Directrice des investissements",
-      "approved",
-      false,
-    ),
-    user(DEMO_USERS.julien, "Julien", "Bernard", "Analyste crédit", "approved", true),
-    user(DEMO_USERS.sophie, "Sophie", "Leroy", "Gérante de portefeuille", "suspended", false),
-    user(DEMO_USERS.thomas, "Thomas", "Petit", "Contrôleur des risques", "approved", false),
-    user(DEMO_USERS.lea, "Léa", "Moreau", "Chargée d'affaires", "pending", false),
-  ];
 }
 
 function buildOperators(
@@ -843,7 +790,16 @@ function buildUserObjects(rng: Random, at: At, spvs: Spv[]) {
   return { savedViews, dashboards };
 }
 
-const PRESETS = [
+/** The schedule a preset's mode suggests: 08:00 UTC, on Mondays, on the 1st (workflows.ts). */
+export const DEFAULT_SCHEDULES = {
+  daily: "0 8 * * *",
+  weekly: "0 8 * * 1",
+  monthly: "0 8 1 * *",
+  on_event: "on_event",
+} as const;
+
+/** The workflow presets catalogue: key, name, processing family and types, effect, mode. */
+export const PRESETS = [
   [
     "covenant_monitoring",
     "Surveillance des covenants",
@@ -913,14 +869,7 @@ function buildWorkflows(rng: Random, at: At, operations: Operation[]) {
         expected_effect: effect,
         business_scope: family === "compliance" ? "operateurs" : "operations",
         schedule_mode: mode,
-        suggested_schedule:
-          mode === "daily"
-            ? "0 8 * * *"
-            : mode === "weekly"
-              ? "0 8 * * 1"
-              : mode === "monthly"
-                ? "0 8 1 * *"
-                : "on_event",
+        suggested_schedule: DEFAULT_SCHEDULES[mode],
         operation_ids: rng
           .shuffle(watched)
           .slice(0, rng.int(2, 5))

@@ -17,9 +17,12 @@ import { seedOperations } from "./operations.js";
 import { seedOperators } from "./operators.js";
 import { seedRepayments } from "./repayments.js";
 import { seedReporting } from "./reporting.js";
+import { seedDelegated } from "./rgpd.js";
+import { seedSettings } from "./settings.js";
 import { seedSiren } from "./siren.js";
 import { seedTasks } from "./tasks.js";
 import { seedTimeline } from "./timeline.js";
+import { seedWorkflows } from "./workflows.js";
 
 /** What a family's seed gets besides the data seeded before it. */
 export interface SeedContext {
@@ -50,6 +53,9 @@ const FAMILY_SEEDS = [
   seedTasks,
   seedReporting,
   seedTimeline,
+  seedDelegated,
+  seedSettings,
+  seedWorkflows,
 ] as const;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void

@@ -123,7 +123,7 @@ function finishImport(state: SandboxState, job: ImportJobRecord, finishedAtMs: n
   assertTransition(IMPORT_MOVES, "succeed", job.status, `Import ${job.id}`);
   const result = { created: 0, updated: 0, unchanged: 0 };
   for (const write of writes) {
-    commitOperation(state, write, finishedAtMs);
+    commitOperation(state, write, finishedAtMs, job.created_by);
     if (!write.current) result.created++;
     else if (write.changed) result.updated++;
     else result.unchanged++;

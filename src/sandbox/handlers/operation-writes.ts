@@ -255,22 +255,47 @@ export function prepareOperation(
   return { next, current, changed: !current || differs(next, current, ["updated_at", "version"]) };
 }
 
-/** Applies a prepared write: a creation joins the data, a change raises the version. */
+/**
+ * Applies a prepared write: a creation joins the data, a change raises the version. A new
+ * status is recorded in the operation's history, which its timeline shows.
+ */
 export function commitOperation(
   state: SandboxState,
   write: PreparedWrite,
   nowMs: number,
+  by: string,
 ): Operation {
   const { next, current, changed } = write;
   if (!current) {
     state.data.operations.push(next);
+    recordStatus(state, next.id, null, next.status, nowMs, by);
     return next;
   }
   if (changed) {
+    const from = current.status;
     Object.assign(current, next);
     touchOperation(current, nowMs);
+    if (current.status !== from) recordStatus(state, current.id, from, current.status, nowMs, by);
   }
   return current;
+}
+
+function recordStatus(
+  state: SandboxState,
+  operationId: string,
+  from: string | null,
+  to: string,
+  nowMs: number,
+  by: string,
+): void {
+  state.data.statusChanges.push({
+    id: randomUUID(),
+    operation_id: operationId,
+    from,
+    to,
+    at: new Date(nowMs).toISOString(),
+    by,
+  });
 }
 
 function blankOperation(at: string, externalIdValue: string | null): Operation {

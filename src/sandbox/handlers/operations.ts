@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ACTIVE_OPERATION_STATUSES } from "../data/taxonomies.js";
+import { serviceAccount } from "../keys.js";
 import { component, pageOf } from "../models/common.js";
 import { type Operation, operationListItemSchema, operationSchema } from "../models/operations.js";
 import { invalid } from "../problem.js";
@@ -148,14 +149,14 @@ export const operationRoutes = [
         },
       },
     }),
-    handle({ body, state, now }) {
+    handle({ key, body, state, now }) {
       settleImports(state, now());
       const { external_id: externalId, ...fields } = body;
       const write = prepareOperation(state, null, fields, "create", {
         at: isoAt(now()),
         externalId: externalId ?? null,
       });
-      return json(commitOperation(state, write, now()), 201);
+      return json(commitOperation(state, write, now(), serviceAccount(key)), 201);
     },
   }),
   defineRoute({
@@ -190,11 +191,11 @@ export const operationRoutes = [
           }
         : {};
     },
-    handle({ params, body, state, now }) {
+    handle({ key, params, body, state, now }) {
       settleImports(state, now());
       const operation = state.operation(params.operation_id);
       const write = prepareOperation(state, operation, body, "update", { at: isoAt(now()) });
-      return json(commitOperation(state, write, now()));
+      return json(commitOperation(state, write, now(), serviceAccount(key)));
     },
   }),
   defineRoute({
@@ -240,14 +241,14 @@ export const operationRoutes = [
         ? { params: { external_id: operation.external_id }, body: { name: operation.name } }
         : {};
     },
-    handle({ params, body, state, now }) {
+    handle({ key, params, body, state, now }) {
       settleImports(state, now());
       const current = findByExternalId(state, params.external_id) ?? null;
       const write = prepareOperation(state, current, body, current ? "sync" : "create", {
         at: isoAt(now()),
         externalId: params.external_id,
       });
-      return upserted(commitOperation(state, write, now()), current === null);
+      return upserted(commitOperation(state, write, now(), serviceAccount(key)), current === null);
     },
   }),
 ];

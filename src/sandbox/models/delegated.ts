@@ -51,3 +51,27 @@ export const dashboardSchema = component(
   }),
 );
 export type Dashboard = z.output<typeof dashboardSchema>;
+
+/** Where the application opens, for the delegated user (preferences; the sandbox's choice). */
+export const LANDING_PAGES = ["portfolio", "operations", "deals", "alerts", "calendar"] as const;
+
+/** The delegated user's display preferences (GET /users/me/preferences). */
+export const preferencesSchema = component(
+  "UserPreferences",
+  z.object({
+    default_landing: z.enum(LANDING_PAGES),
+    number_format: z.enum(["fr", "en"]),
+    density: z.enum(["comfortable", "compact"]),
+  }),
+);
+
+/** How the delegated user is told about alerts (GET /users/me/alert-preferences). */
+export const alertPreferencesSchema = component(
+  "UserAlertPreferences",
+  z.object({
+    email_digest: z.enum(["none", "daily", "weekly"]),
+    critical_push: z.boolean(),
+    /** Operations whose alerts the user does not want to hear about. */
+    muted_operation_ids: z.array(uuid),
+  }),
+);
