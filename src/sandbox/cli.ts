@@ -1,13 +1,16 @@
-import { parseFlags } from "../cli-args.js";
+import { parseFlags, UsageError } from "../cli-args.js";
 import { createLogger } from "../log.js";
-import { DEMO_KEYS, DEMO_USERS, startSandbox } from "./index.js";
+import { DEMO_KEYS, DEMO_USERS, demoContract, startSandbox } from "./index.js";
 
 const USAGE = `Usage: portfolio-mcp sandbox [--port 4010] [--host 127.0.0.1] [--seed aurore-demo] [--today YYYY-MM-DD]
+       portfolio-mcp sandbox contract --key <key_id> [--seed aurore-demo] [--server-url URL]
 
-Serves the Partner API simulator with demo data and demo credentials (no real data, no secrets).`;
+Serves the Partner API simulator with demo data and demo credentials (no real data, no secrets).
+\`contract\` prints the OpenAPI 3.1 export of one demo key (the operations it may call) as JSON.`;
 
 /** `portfolio-mcp sandbox`: the simulator on its own, for humans and integrators. */
 export async function runSandboxCommand(argv: string[]): Promise<void> {
+  if (argv[0] === "contract") return runContractCommand(argv.slice(1));
   const { values } = parseFlags({
     args: argv,
     options: {
@@ -69,10 +72,37 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
       "Other demo keys:",
       `  read-only       ${DEMO_KEYS.readOnly.keyId} / ${DEMO_KEYS.readOnly.secret}`,
       `  two routes only ${DEMO_KEYS.limited.keyId} / ${DEMO_KEYS.limited.secret}`,
+      `  portfolio mgr   ${DEMO_KEYS.portfolioManager.keyId} / ${DEMO_KEYS.portfolioManager.secret}`,
       `Demo users: ${Object.values(DEMO_USERS).join(", ")}`,
       "",
       "Press Ctrl+C to stop.",
       "",
     ].join("\n"),
   );
+}
+
+/** `portfolio-mcp sandbox contract --key <key_id>`: a demo key's export, JSON on stdout. */
+function runContractCommand(argv: string[]): void {
+  const { values } = parseFlags({
+    args: argv,
+    options: {
+      key: { type: "string" },
+      seed: { type: "string" },
+      "server-url": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const keys = Object.values(DEMO_KEYS).map((k) => k.keyId);
+  if (!values.key) throw new UsageError(`--key is required: one of ${keys.join(", ")}`);
+  const contract = demoContract(values.key, {
+    seed: values.seed,
+    serverUrl: values["server-url"],
+  });
+  if (!contract) throw new Error(`--key: no demo key ${values.key}; one of ${keys.join(", ")}`);
+  process.stdout.write(`${JSON.stringify(contract, null, 2)}\n`);
 }

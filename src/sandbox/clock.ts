@@ -15,3 +15,8 @@ export class Clock {
     this.offsetMs = seconds * 1000;
   }
 }
+
+/** The business date (YYYY-MM-DD, UTC) of an instant. */
+export function businessDate(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}

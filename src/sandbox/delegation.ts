@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { SandboxKey } from "./keys.js";
-import type { User } from "./model.js";
+import type { User } from "./models/users.js";
 import { Problem } from "./problem.js";
 
 /**
@@ -68,4 +68,10 @@ export function resolveDelegatedUser(
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(",") : value;
+}
+
+/** The user a `/users/me*` handler acts for: the pipeline resolved it before the handler ran. */
+export function delegatedUser(user: User | null): User {
+  if (!user) throw new Error("a delegated route ran without its user");
+  return user;
 }

@@ -41,9 +41,13 @@ export function parseJsonBody(raw: Buffer, contentType: string | undefined): unk
   }
 }
 
-/** What the request log keeps of a body: JSON when it parses, else text, null when empty. */
-export function bodyForLog(raw: Buffer): unknown {
+/**
+ * What the request log keeps of a body: JSON when it parses, else text, null when empty; a
+ * multipart body only by its size, as files are bytes, not text.
+ */
+export function bodyForLog(raw: Buffer, contentType?: string): unknown {
   if (raw.length === 0) return null;
+  if (/^multipart\//i.test(contentType ?? "")) return `<multipart body, ${raw.length} bytes>`;
   const text = raw.toString("utf8");
   try {
     return JSON.parse(text);

@@ -5,6 +5,8 @@ import { invalid, Problem } from "./problem.js";
 export interface StoredResponse {
   status: number;
   body: unknown;
+  /** Kept so that a replayed refusal is still application/problem+json. */
+  contentType?: string;
 }
 
 interface IdempotencyRecord {

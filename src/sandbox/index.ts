@@ -1,18 +1,22 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createAdmin } from "./admin.js";
 import { Clock } from "./clock.js";
+import { buildContract, type OpenApiDocument } from "./contract/openapi.js";
 import { buildDemoData, DEMO_USERS } from "./data/demo.js";
+import { buildSandboxData } from "./data/index.js";
 import { FaultInjector, type FaultMatch, type FaultRule } from "./faults.js";
 import { IdempotencyStore } from "./idempotency.js";
 import { DEMO_KEYS, type SandboxKey } from "./keys.js";
 import { RateLimiter, type RateLimitSettings } from "./rate-limit.js";
 import { RequestLog, type RequestLogEntry } from "./request-log.js";
 import { ROUTES } from "./routes.js";
-import { Router } from "./routing.js";
+import { type RouteDef, Router } from "./routing.js";
 import { BASE_PATH, createRequestHandler } from "./server.js";
 import { SandboxState } from "./state.js";
-import { type ExpiresAtFormat, TokenService } from "./tokens.js";
+import { EXCHANGE_OPERATION, type ExpiresAtFormat, TokenService } from "./tokens.js";
 
+export type { OpenApiDocument } from "./contract/openapi.js";
 export { DEMO_USERS } from "./data/demo.js";
 export type { FaultAction, FaultMatch, FaultRule } from "./faults.js";
 export { DEMO_KEYS, type SandboxKey } from "./keys.js";
@@ -30,6 +34,8 @@ export interface SandboxOptions {
   /** Business date the demo data is centred on, YYYY-MM-DD (default: today, UTC). */
   today?: string;
   keys?: SandboxKey[];
+  /** The route table (default: the sandbox's own); tests of the pipeline serve their own. */
+  routes?: readonly RouteDef[];
   /** Moves routes (by id) to other paths, as a real deployment may differ from these choices. */
   routePaths?: Record<string, string>;
   tokenPrefix?: string;
@@ -44,6 +50,8 @@ export interface SandboxOptions {
   idempotencyReplay?: boolean;
   idempotencyRetentionSeconds?: number;
   maxBodyBytes?: number;
+  /** Cap on multipart uploads, in bytes (default 10 MiB; 413 over it). */
+  maxUploadBytes?: number;
   requestLogLimit?: number;
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -109,7 +117,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const keys = new Map(keyList.map((k) => [k.keyId, k]));
   const clock = new Clock();
   const state = new SandboxState(
-    buildDemoData({ seed, today: options.today ?? new Date().toISOString().slice(0, 10) }),
+    buildSandboxData({ seed, today: options.today ?? new Date().toISOString().slice(0, 10) }),
   );
   const tokens = new TokenService(keys, clock, {
     prefix: tokenPrefix,
@@ -120,8 +128,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   const faults = new FaultInjector(seed);
   const log = new RequestLog(options.requestLogLimit ?? 10_000);
+  const routes = (options.routes ?? ROUTES).map((r) => ({
+    ...r,
+    path: options.routePaths?.[r.id] ?? r.path,
+  }));
+  const host = options.host ?? "127.0.0.1";
+  let baseUrl = "";
   const handler = createRequestHandler({
-    router: new Router(ROUTES.map((r) => ({ ...r, path: options.routePaths?.[r.id] ?? r.path }))),
+    router: new Router(routes),
     state,
     tokens,
     rateLimiter:
@@ -137,16 +151,28 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     clock,
     delegationHeaderPrefix,
     maxBodyBytes: options.maxBodyBytes ?? 1_048_576,
+    maxUploadBytes: options.maxUploadBytes ?? 10 * 1_048_576,
+    admin: createAdmin({
+      keys,
+      operations: [EXCHANGE_OPERATION, ...routes],
+      contractOptions: (requestHost) => ({
+        serverUrl: requestHost ? `http://${requestHost}${BASE_PATH}` : baseUrl,
+        entityId: state.data.entity.id,
+        environment: "sandbox",
+        delegationHeaderPrefix,
+        exportedAt: new Date(clock.now()).toISOString(),
+      }),
+    }),
     onRequest: options.onRequest,
   });
 
   const server = createServer({ keepAlive: true }, (req, res) => void handler(req, res));
-  const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}${BASE_PATH}`;
   const camille = state.data.users.find((u) => u.id === DEMO_USERS.camille);
   const firstKey = keyList[0];
   if (!firstKey || !camille)
@@ -191,7 +217,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
 
   return {
-    baseUrl: `http://${host.includes(":") ? `[${host}]` : host}:${port}${BASE_PATH}`,
+    baseUrl,
     credentials: {
       keyId: firstKey.keyId,
       secret: firstKey.secret,
@@ -207,4 +233,34 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         server.closeAllConnections();
       }),
   };
+}
+
+export interface DemoContractOptions {
+  seed?: string;
+  /** Default: the address `portfolio-mcp sandbox` listens on. */
+  serverUrl?: string;
+  exportedAt?: string;
+  delegationHeaderPrefix?: string;
+}
+
+/**
+ * The export of one demo key, without starting a server (`portfolio-mcp sandbox contract`):
+ * the same document `GET /_admin/keys/{key_id}/contract.json` serves. Null for an unknown key.
+ */
+export function demoContract(
+  keyId: string,
+  options: DemoContractOptions = {},
+): OpenApiDocument | null {
+  const key = Object.values(DEMO_KEYS).find((k) => k.keyId === keyId);
+  if (!key) return null;
+  const seed = options.seed ?? "aurore-demo";
+  // The entity's id is the seed's first draw: any business date gives the same.
+  const { entity } = buildDemoData({ seed, today: "2026-01-01" });
+  return buildContract([EXCHANGE_OPERATION, ...ROUTES], key, {
+    serverUrl: options.serverUrl ?? `http://127.0.0.1:4010${BASE_PATH}`,
+    entityId: entity.id,
+    environment: "sandbox",
+    delegationHeaderPrefix: options.delegationHeaderPrefix ?? DEFAULT_DELEGATION_HEADER_PREFIX,
+    exportedAt: options.exportedAt ?? new Date().toISOString(),
+  });
 }

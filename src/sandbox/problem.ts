@@ -1,5 +1,7 @@
 import { STATUS_CODES } from "node:http";
+import { z } from "zod";
 import type { FieldError } from "../field-errors.js";
+import { component } from "./models/common.js";
 
 export type { FieldError } from "../field-errors.js";
 
@@ -28,17 +30,24 @@ export class Problem extends Error {
   }
 }
 
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  request_id: string;
-  reason_code?: string;
-  scope?: string;
-  route_id?: string;
-  errors?: FieldError[];
-}
+/** Spec part 7, with the sandbox's `errors` extension naming each refused field and rule. */
+export const problemSchema = component(
+  "Problem",
+  z.object({
+    type: z.string().default("about:blank"),
+    title: z.string(),
+    status: z.int(),
+    detail: z.string(),
+    request_id: z.string().optional(),
+    reason_code: z.string().optional(),
+    scope: z.string().optional(),
+    route_id: z.string().optional(),
+    errors: z
+      .array(z.object({ field: z.string(), rule: z.string(), message: z.string() }))
+      .optional(),
+  }),
+);
+export type ProblemBody = z.output<typeof problemSchema>;
 
 export function problemBody(problem: Problem, requestId: string, routeId?: string): ProblemBody {
   const { reasonCode, scope, errors } = problem.extras;

@@ -14,17 +14,18 @@ import {
   sendResult,
 } from "./http-io.js";
 import { contentDigest, type IdempotencyStore, requireIdempotencyKey } from "./idempotency.js";
+import { parseUpload } from "./multipart.js";
 import { invalid, Problem, problemBody } from "./problem.js";
 import type { RateLimiter } from "./rate-limit.js";
 import type { RequestLog, RequestLogEntry } from "./request-log.js";
+import { completeDueErasures } from "./rgpd.js";
 import type { RouteDef, RouteResult, Router } from "./routing.js";
 import type { SandboxState } from "./state.js";
-import type { TokenService } from "./tokens.js";
+import { EXCHANGE_OPERATION, type TokenService } from "./tokens.js";
 import { parseOrRefuse } from "./validation.js";
 
 export const BASE_PATH = "/v1";
-const EXCHANGE_PATH = `${BASE_PATH}/auth/token`;
-const EXCHANGE_ROUTE_ID = "auth_token";
+const EXCHANGE_PATH = `${BASE_PATH}${EXCHANGE_OPERATION.path}`;
 const NO_PARAMETERS = z.strictObject({});
 
 export interface PipelineDeps {
@@ -38,7 +39,20 @@ export interface PipelineDeps {
   clock: Clock;
   delegationHeaderPrefix: string;
   maxBodyBytes: number;
+  /** Cap on multipart bodies (uploads), unless the route sets its own. */
+  maxUploadBytes: number;
+  /** The loopback administration routes under /_admin (the per-key export). */
+  admin: (request: AdminRequest) => RouteResult;
   onRequest?: (entry: RequestLogEntry) => void;
+}
+
+export const ADMIN_PREFIX = "/_admin/";
+
+export interface AdminRequest {
+  method: string;
+  path: string;
+  address: string;
+  host: string | undefined;
 }
 
 /** What the log learns about a request while the pipeline runs. */
@@ -74,7 +88,7 @@ export function createRequestHandler(deps: PipelineDeps) {
         query: queryRecord(search),
         routeId: trace.routeId,
         headers: flatHeaders(req),
-        body: bodyForLog(raw),
+        body: bodyForLog(raw, req.headers["content-type"]),
         remoteAddress: address,
         keyId: trace.keyId,
         status,
@@ -96,8 +110,10 @@ export function createRequestHandler(deps: PipelineDeps) {
     };
 
     try {
-      raw = await readBody(req, deps.maxBodyBytes);
+      if (path.startsWith(ADMIN_PREFIX))
+        return answer(deps.admin({ method, path, address, host: req.headers.host }));
       const target = resolveTarget(deps.router, method, path, trace);
+      raw = await readBody(req, bodyCap(deps, target));
       const fault = deps.faults.decide({ routeId: trace.routeId, kind: target.kind, method });
       if (fault.delayMs > 0) await sleep(fault.delayMs);
       if (fault.terminal?.type === "drop") return drop();
@@ -161,9 +177,15 @@ type Target =
   | { kind: "exchange" }
   | { kind: Exclude<RouteKind, "exchange">; route: RouteDef; params: Record<string, string> };
 
+/** Uploads have their own cap; every other body the sandbox's (413 over it). */
+function bodyCap(deps: PipelineDeps, target: Target): number {
+  if (target.kind === "exchange" || !target.route.upload) return deps.maxBodyBytes;
+  return target.route.upload.maxBytes ?? deps.maxUploadBytes;
+}
+
 function resolveTarget(router: Router, method: string, path: string, trace: Trace): Target {
   if (path === EXCHANGE_PATH) {
-    trace.routeId = EXCHANGE_ROUTE_ID;
+    trace.routeId = EXCHANGE_OPERATION.id;
     if (method !== "POST") throw methodNotAllowed(["POST"]);
     return { kind: "exchange" };
   }
@@ -190,6 +212,8 @@ async function runRoute(
   trace.keyId = key.keyId;
   deps.rateLimiter?.take(key.keyId);
   assertRouteAllowed(key, route, address);
+  // An erasure that fell due ends the user's delegated access before anything is served.
+  if (route.capability) completeDueErasures(deps.state, deps.clock.now());
   const user = route.capability
     ? resolveDelegatedUser(
         req.headers,
@@ -203,9 +227,15 @@ async function runRoute(
     route.kind === "write" ? requireIdempotencyKey(req.headers["idempotency-key"]) : null;
   const params = parseOrRefuse(route.params ?? NO_PARAMETERS, rawParams);
   const query = parseOrRefuse(route.query ?? NO_PARAMETERS, singleValuedQuery(search));
-  const body = route.body
-    ? parseOrRefuse(route.body, parseJsonBody(raw, req.headers["content-type"]))
-    : undefined;
+  const upload = route.upload
+    ? await parseUpload(raw, req.headers["content-type"], route.upload.file)
+    : null;
+  const body = upload
+    ? parseOrRefuse(route.body ?? NO_PARAMETERS, upload.fields)
+    : route.body
+      ? parseOrRefuse(route.body, parseJsonBody(raw, req.headers["content-type"]))
+      : undefined;
+  const file = upload?.file ?? null;
 
   const invoke = async (): Promise<RouteResult> => {
     if (holdMs > 0) await sleep(holdMs);
@@ -214,6 +244,7 @@ async function runRoute(
         params,
         query,
         body,
+        file,
         state: deps.state,
         key,
         user,
@@ -225,14 +256,28 @@ async function runRoute(
   };
   if (idempotencyKey === null || deps.idempotency === null) return invoke();
 
-  const digest = contentDigest({ route: route.id, params, query, body, user: user?.id ?? null });
+  const digest = contentDigest({
+    route: route.id,
+    params,
+    query,
+    body,
+    // An upload is the same write when its bytes are the same.
+    file: file && { ...file, bytes: contentDigest(file.bytes.toString("base64")) },
+    user: user?.id ?? null,
+  });
   const stored = deps.idempotency.begin(key.keyId, idempotencyKey, digest);
   if (stored)
-    return { status: stored.status, json: stored.body, headers: { "Idempotent-Replayed": "true" } };
+    return {
+      status: stored.status,
+      json: stored.body,
+      contentType: stored.contentType,
+      headers: { "Idempotent-Replayed": "true" },
+    };
   const result = await invoke();
   deps.idempotency.complete(key.keyId, idempotencyKey, {
     status: result.status,
     body: result.json,
+    contentType: result.contentType,
   });
   return { ...result, headers: { ...result.headers, "Idempotent-Replayed": "false" } };
 }

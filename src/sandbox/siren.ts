@@ -1,3 +1,8 @@
+import { createHash } from "node:crypto";
+import { CITIES } from "./data/names.js";
+import type { SirenRecord } from "./models/siren.js";
+import { type FieldError, invalid } from "./problem.js";
+
 /**
  * SIREN: the 9-digit French company identifier; its last digit is a Luhn check digit. (La
  * Poste's digit-sum exception concerns its SIRET numbers, not its SIREN, which passes Luhn.)
@@ -52,4 +57,37 @@ export function withCheckDigit(eightDigits: string): string {
     if (luhnSum(candidate) % 10 === 0) return candidate;
   }
   throw new Error("unreachable: one check digit always fits");
+}
+
+/**
+ * 422 `siren_invalid` naming each field whose SIREN fails its format or check digit: spec
+ * part 2, Operator, "checksum verified where the route provides it". Absent and null pass.
+ */
+export function assertSirens(fields: Record<string, string | null | undefined>): void {
+  const errors: FieldError[] = [];
+  for (const [field, value] of Object.entries(fields)) {
+    if (value === null || value === undefined) continue;
+    const check = checkSiren(value);
+    if (!check.valid)
+      errors.push({ field, rule: "Luhn checksum", message: check.reason ?? "invalid" });
+  }
+  if (errors.length > 0) throw invalid(errors, "siren_invalid");
+}
+
+/** The simulated registry: a stable, plausible company for any valid SIREN. */
+export function registryLookup(siren: string, fetchedAt: string): SirenRecord {
+  const digest = createHash("sha256").update(siren).digest();
+  const [city, postcode] = CITIES[digest[0]! % CITIES.length] ?? ["Paris", "75001"];
+  const words = ["Horizon", "Patrimoine", "Bâtir", "Urba", "Rives", "Essor", "Cité", "Terra"];
+  return {
+    siren,
+    denomination: `${words[digest[1]! % words.length]?.toUpperCase()} ${words[digest[2]! % words.length]?.toUpperCase()} ${siren.slice(0, 3)}`,
+    forme_juridique: ["SAS", "SARL", "SCI", "SA"][digest[3]! % 4] ?? "SAS",
+    code_naf: ["41.10A", "41.20A", "68.10Z", "68.20B"][digest[4]! % 4] ?? "41.10A",
+    adresse: `${(digest[5]! % 150) + 1} avenue de la République, ${postcode} ${city}`,
+    date_creation: `${1985 + (digest[6]! % 38)}-${String((digest[7]! % 12) + 1).padStart(2, "0")}-15`,
+    etat_administratif: digest[8]! % 10 === 0 ? "cesse" : "actif",
+    source: "provider",
+    fetched_at: fetchedAt,
+  };
 }

@@ -1,13 +1,14 @@
-import type { DemoData } from "./data/demo.js";
-import type { Operation, SirenRecord } from "./model.js";
+import type { SandboxData } from "./data/index.js";
+import type { Operation } from "./models/operations.js";
+import type { SirenRecord } from "./models/siren.js";
 import { notFound } from "./problem.js";
 
-/** The live data of one sandbox: the demo data set, then whatever writes added to it. */
+/** The live data of one sandbox: the seeded data set, then whatever writes added to it. */
 export class SandboxState {
   readonly sirenCache = new Map<string, SirenRecord>();
   billableResolutions = 0;
 
-  constructor(readonly data: DemoData) {
+  constructor(readonly data: SandboxData) {
     for (const record of data.sirenRecords) this.sirenCache.set(record.siren, record);
   }
 

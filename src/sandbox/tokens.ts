@@ -2,8 +2,11 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { assertAddressAllowed } from "./access.js";
 import type { Clock } from "./clock.js";
+import { CONTRACT_TABLE } from "./contract/table.js";
 import type { SandboxKey } from "./keys.js";
+import { component, dateTime } from "./models/common.js";
 import { Problem } from "./problem.js";
+import type { OperationMeta } from "./routing.js";
 import { parseOrRefuse } from "./validation.js";
 
 export type ExpiresAtFormat = "iso" | "unix" | "unix-ms";
@@ -28,6 +31,31 @@ const exchangeBody = z.strictObject({
   nonce: z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, "must be 16 to 128 of A-Z a-z 0-9 _ -"),
   signature: z.string().regex(/^[0-9a-fA-F]{64}$/, "must be exactly 64 hexadecimal characters"),
 });
+
+const exchangeResponse = component(
+  "TokenExchangeResponse",
+  z.object({
+    access_token: z.string(),
+    token_type: z.literal("Bearer"),
+    expires_in: z.int().min(1),
+    // The spec leaves the format open: an ISO date-time by default, Unix time by option.
+    expires_at: z.union([dateTime, z.int()]),
+    environment: z.string(),
+  }),
+);
+
+/** The token exchange as the export describes it: served apart, without a bearer. */
+export const EXCHANGE_OPERATION: OperationMeta = {
+  ...(CONTRACT_TABLE.find((op) => op.kind === "exchange") as OperationMeta),
+  summary: "Exchange a signed message for a bearer token",
+  description:
+    "HMAC-SHA256, hex, of four lines joined by \\n without a trailing one: the token prefix, key_id, timestamp, nonce (spec part 5). Needs no bearer.",
+  body: exchangeBody,
+  response: { status: 200, schema: exchangeResponse },
+  refusals: {
+    403: ["ip_not_allowed"],
+  },
+};
 
 const unauthorized = (detail: string, reasonCode: string) =>
   new Problem(401, detail, {

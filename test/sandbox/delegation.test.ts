@@ -70,7 +70,7 @@ describe("delegation headers on /users/me* (spec part 5)", () => {
 
   it.each([
     ["suspended", DEMO_USERS.sophie, "delegated_user_not_approved"],
-    ["pending", DEMO_USERS.lea, "delegated_user_not_approved"],
+    ["invited", DEMO_USERS.lea, "delegated_user_not_approved"],
     ["not on the key's allowlist", DEMO_USERS.thomas, "delegated_user_not_allowed"],
   ])("answers 403 for a %s user", async (_case, id, reason) => {
     const reply = await asUser(client, user(id)).get("/users/me");

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildDemoData, DEMO_USERS } from "../../src/sandbox/data/demo.js";
+import { buildSandboxData } from "../../src/sandbox/data/index.js";
 import { fromCents, toCents } from "../../src/sandbox/money.js";
 import { checkSiren, withCheckDigit } from "../../src/sandbox/siren.js";
 
@@ -62,12 +63,12 @@ describe("demo data", () => {
     );
   });
 
-  it("has approved, read-only, suspended, pending and not-allowlisted users", () => {
+  it("has approved, read-only, suspended, invited and not-allowlisted users", () => {
     const byId = new Map(data.users.map((u) => [u.id, u]));
     expect(byId.get(DEMO_USERS.camille)).toMatchObject({ status: "approved", read_only: false });
     expect(byId.get(DEMO_USERS.julien)).toMatchObject({ status: "approved", read_only: true });
     expect(byId.get(DEMO_USERS.sophie)?.status).toBe("suspended");
-    expect(byId.get(DEMO_USERS.lea)?.status).toBe("pending");
+    expect(byId.get(DEMO_USERS.lea)?.status).toBe("invited");
     expect(byId.get(DEMO_USERS.thomas)?.status).toBe("approved");
   });
 });
@@ -97,5 +98,25 @@ describe("decimal amounts", () => {
     expect(fromCents(toCents("123456789012.5"))).toBe("123456789012.50");
     expect(fromCents(toCents("-1.05"))).toBe("-1.05");
     expect(toCents(null)).toBe(0n);
+  });
+
+  it("adds each family's data deterministically, without changing the core's draws", () => {
+    const options = { seed: "aurore-demo", today: "2026-11-21" };
+    const all = buildSandboxData(options);
+    expect(buildSandboxData(options)).toEqual(all);
+    expect(all.alerts.length).toBeGreaterThan(0);
+    expect(all.calendarReceipts.length).toBe(
+      data.calendarEvents.filter((e) => e.idempotency_receipt).length,
+    );
+    // The families only link records to theirs: the core's own values are as drawn.
+    for (const name of ["operations", "deals", "operators", "spvs", "users", "notes"] as const)
+      expect(all[name], name).toEqual(data[name]);
+    const withoutLinks = ({ alert_id: _a, ...rest }: { alert_id: string | null }) => rest;
+    expect(all.notifications.slice(0, data.notifications.length).map(withoutLinks)).toEqual(
+      data.notifications.map(withoutLinks),
+    );
+    expect(all.calendarEvents.map((e) => [e.id, e.title, e.accepted])).toEqual(
+      data.calendarEvents.map((e) => [e.id, e.title, e.accepted]),
+    );
   });
 });

@@ -1,25 +1,16 @@
-import type {
-  CalendarEvent,
-  Dashboard,
-  Deal,
-  DealStatus,
-  Entity,
-  FieldDefinition,
-  Fund,
-  JsonObject,
-  Note,
-  Notification,
-  Operation,
-  Operator,
-  OperatorType,
-  Recommendation,
-  SavedView,
-  SirenRecord,
-  Spv,
-  TaxonomyDimension,
-  User,
-  WorkflowDefinition,
-} from "../model.js";
+import type { Notification } from "../models/alerts.js";
+import type { CalendarEvent } from "../models/calendar.js";
+import type { JsonObject } from "../models/common.js";
+import type { Deal, DealStatus } from "../models/deals.js";
+import type { Dashboard, SavedView } from "../models/delegated.js";
+import type { Entity } from "../models/entity.js";
+import type { Note, Operation } from "../models/operations.js";
+import type { Operator, OperatorType } from "../models/operators.js";
+import type { SirenRecord } from "../models/siren.js";
+import type { Fund, Spv } from "../models/structures.js";
+import type { FieldDefinition, TaxonomyDimension } from "../models/taxonomies.js";
+import type { User } from "../models/users.js";
+import type { Recommendation, WorkflowDefinition } from "../models/workflows.js";
 import { Random } from "../random.js";
 import { withCheckDigit } from "../siren.js";
 import { FIELD_DEFINITIONS } from "./field-definitions.js";
@@ -37,6 +28,9 @@ import {
   SOUS_CLASSES,
 } from "./names.js";
 import { TAXONOMIES } from "./taxonomies.js";
+import { buildColleagues, buildUsers, DEMO_USERS } from "./users.js";
+
+export { DEMO_USERS } from "./users.js";
 
 export interface DemoData {
   entity: Entity;
@@ -66,25 +60,11 @@ export interface DemoOptions {
 }
 
 const DAY_MS = 86_400_000;
-const USER_DOMAIN = "aurore-capital.example";
-
-/** The demo users: one per case the delegation rules distinguish (see README). */
-export const DEMO_USERS = {
-  camille: "usr_camille_martin",
-  julien: "usr_julien_bernard",
-  sophie: "usr_sophie_leroy",
-  thomas: "usr_thomas_petit",
-  lea: "usr_lea_moreau",
-} as const;
 
 /** Builds the whole demo data set. Pure: depends only on its options. */
 export function buildDemoData({ seed, today }: DemoOptions): DemoData {
   const rng = new Random(seed);
-  const t0 = Date.parse(`${today}T09:00:00.000Z`);
-  if (Number.isNaN(t0)) throw new Error(`today must be a date (YYYY-MM-DD), got ${today}`);
-  const at = (days: number, minutes = 0) =>
-    new Date(t0 + days * DAY_MS + minutes * 60_000).toISOString();
-  const day = (days: number) => at(days).slice(0, 10);
+  const { at, day } = demoDates(today);
   const money = (euros: number) => euros.toFixed(2);
   const person = () => `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
   const sirenFrom = () => withCheckDigit(String(rng.int(30_000_000, 99_999_999)));
@@ -152,6 +132,8 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
   const deals = buildDeals(rng, at, day, money, operations, validOperators, users);
   const calendarEvents = buildCalendar(rng, at, day, entity, operations, spvs);
   const notes = buildNotes(rng, at, operations, users);
+  // The rest of the team joins after the draws that pick among users, so that nothing moves.
+  users.push(...buildColleagues(at));
   const notifications = buildNotifications(rng, at, operations);
   const { savedViews, dashboards } = buildUserObjects(rng, at, spvs);
   const { recommendations, workflows } = buildWorkflows(rng, at, operations);
@@ -199,55 +181,16 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
   };
 }
 
-type At = (days: number, minutes?: number) => string;
-type Day = (days: number) => string;
+export type At = (days: number, minutes?: number) => string;
+export type Day = (days: number) => string;
 
-/** `Léa` -> `lea`: addresses stay ASCII, as most mail systems expect. */
-function ascii(name: string): string {
-  return name
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase();
-}
-
-function buildUsers(at: At): User[] {
-  const user = (
-    id: string,
-    first: string,
-    last: string,
-    jobTitle: string,
-    status: User["status"],
-    readOnly: boolean,
-  ): User => ({
-    id,
-    email: `${ascii(first)}.${ascii(last)}@${USER_DOMAIN}`,
-    first_name: first,
-    last_name: last,
-    display_name: `${first} ${last}`,
-    job_title: jobTitle,
-    status,
-    read_only: readOnly,
-    locale: "fr-FR",
-    timezone: "Europe/Paris",
-    preferences: { default_landing: "portfolio", number_format: "fr", density: "comfortable" },
-    alert_preferences: { email_digest: "daily", critical_push: true, muted_operation_ids: [] },
-    created_at: at(-700),
-    updated_at: at(-12),
-  });
-  return [
-    user(
-      DEMO_USERS.camille,
-      "Camille",
-      "Martin",
-      "Directrice des investissements",
-      "approved",
-      false,
-    ),
-    user(DEMO_USERS.julien, "Julien", "Bernard", "Analyste crédit", "approved", true),
-    user(DEMO_USERS.sophie, "Sophie", "Leroy", "Gérante de portefeuille", "suspended", false),
-    user(DEMO_USERS.thomas, "Thomas", "Petit", "Contrôleur des risques", "approved", false),
-    user(DEMO_USERS.lea, "Léa", "Moreau", "Chargée d'affaires", "pending", false),
-  ];
+/** Dates relative to `today` at 09:00 UTC: `at(-3, 30)` is three days ago at 09:30. */
+export function demoDates(today: string): { at: At; day: Day } {
+  const t0 = Date.parse(`${today}T09:00:00.000Z`);
+  if (Number.isNaN(t0)) throw new Error(`today must be a date (YYYY-MM-DD), got ${today}`);
+  const at = (days: number, minutes = 0) =>
+    new Date(t0 + days * DAY_MS + minutes * 60_000).toISOString();
+  return { at, day: (days) => at(days).slice(0, 10) };
 }
 
 function buildOperators(
@@ -303,6 +246,8 @@ function buildOperators(
         score >= 80 ? "Solide" : score >= 60 ? "Satisfaisant" : "À surveiller",
       forme_societe_mere: hasParent ? rng.pick(["SAS", "SA", "SE"]) : null,
       siren_mere: hasParent ? sirenFrom() : null,
+      // Most come from the CRM that synchronises them; a few were created in the application.
+      external_id: i % 5 === 2 ? null : `CRM-OPR-${String(i + 1).padStart(4, "0")}`,
     };
   });
 }
@@ -318,7 +263,8 @@ const STATUS_PLAN: ReadonlyArray<readonly [status: string, count: number]> = [
   ["abandonnee", 3],
 ];
 
-const PHASE_BY_STATUS: Record<string, string> = {
+/** The phase each operation status belongs to (the phase is derived, never set). */
+export const PHASE_BY_STATUS: Record<string, string> = {
   sourcing: "origination",
   instruction: "origination",
   travaux: "execution",
@@ -529,6 +475,8 @@ function buildOperations(
         garantie_financiere_achevement: rng.chance(0.8),
       },
       kpi_snapshot: kpi,
+      // Most come from the portfolio system that synchronises them; a few were created by hand.
+      external_id: i % 9 === 4 ? null : `PMS-OPE-${String(i + 1).padStart(5, "0")}`,
     };
   });
 }
@@ -735,13 +683,19 @@ function buildNotifications(rng: Random, at: At, operations: Operation[]): Notif
   return Array.from({ length: 18 }, (_, i) => {
     const [severity, title] = templates[i % templates.length] as (typeof templates)[number];
     const operation = rng.pick(watched.length > 0 ? watched : operations);
+    const id = rng.uuid();
+    const read = i >= 12 || (severity === "info" && rng.chance(0.5));
+    const createdAt = at(-rng.int(0, 30), rng.int(0, 600));
     return {
-      id: rng.uuid(),
+      id,
       title: `${title} – ${operation.name}`,
       severity,
-      read: i >= 12 || (severity === "info" && rng.chance(0.5)),
+      read,
+      // Read two hours after it arrived; the alerts' seed links notifications to alerts.
+      read_at: read ? new Date(Date.parse(createdAt) + 7_200_000).toISOString() : null,
       operation_id: operation.id,
-      created_at: at(-rng.int(0, 30), rng.int(0, 600)),
+      alert_id: null,
+      created_at: createdAt,
     };
   });
 }
@@ -836,7 +790,16 @@ function buildUserObjects(rng: Random, at: At, spvs: Spv[]) {
   return { savedViews, dashboards };
 }
 
-const PRESETS = [
+/** The schedule a preset's mode suggests: 08:00 UTC, on Mondays, on the 1st (workflows.ts). */
+export const DEFAULT_SCHEDULES = {
+  daily: "0 8 * * *",
+  weekly: "0 8 * * 1",
+  monthly: "0 8 1 * *",
+  on_event: "on_event",
+} as const;
+
+/** The workflow presets catalogue: key, name, processing family and types, effect, mode. */
+export const PRESETS = [
   [
     "covenant_monitoring",
     "Surveillance des covenants",
@@ -906,14 +869,7 @@ function buildWorkflows(rng: Random, at: At, operations: Operation[]) {
         expected_effect: effect,
         business_scope: family === "compliance" ? "operateurs" : "operations",
         schedule_mode: mode,
-        suggested_schedule:
-          mode === "daily"
-            ? "0 8 * * *"
-            : mode === "weekly"
-              ? "0 8 * * 1"
-              : mode === "monthly"
-                ? "0 8 1 * *"
-                : "on_event",
+        suggested_schedule: DEFAULT_SCHEDULES[mode],
         operation_ids: rng
           .shuffle(watched)
           .slice(0, rng.int(2, 5))

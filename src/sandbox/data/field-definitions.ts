@@ -1,4 +1,4 @@
-import type { FieldDefinition } from "../model.js";
+import type { FieldDefinition } from "../models/taxonomies.js";
 
 type Def = Omit<FieldDefinition, "availability" | "enum_values"> &
   Partial<Pick<FieldDefinition, "availability" | "enum_values">>;

@@ -1,4 +1,4 @@
-import type { TaxonomyDimension } from "../model.js";
+import type { TaxonomyDimension } from "../models/taxonomies.js";
 
 /** The five canonical active statuses: `status=active` expands to these (spec part 4). */
 export const ACTIVE_OPERATION_STATUSES = [

@@ -1,341 +1,160 @@
-import { randomBytes, randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { Dashboard, JsonObject, SavedView, SavedViewType, SortKey } from "../model.js";
-import { type FieldError, invalid, notFound } from "../problem.js";
+import { delegatedUser } from "../delegation.js";
+import type { JsonObject } from "../models/common.js";
+import { alertPreferencesSchema, preferencesSchema } from "../models/delegated.js";
+import { profileOf, profileSchema } from "../models/users.js";
+import { invalid } from "../problem.js";
 import { defineRoute, json } from "../routing.js";
 import { uuid } from "../validation.js";
+import { dashboardRoutes } from "./dashboards.js";
+import { sentFields } from "./patch.js";
+import { rgpdRoutes } from "./rgpd.js";
+import { savedViewRoutes } from "./saved-views.js";
+import { applyPersonChanges, personFields } from "./users.js";
 
-// Spec part 2, saved views. The token lists and allowlists are the sandbox's (see README).
-export const VIEW_TYPES = ["operations", "deals", "operateurs"] as const;
-export const VIEW_ICONS = [
-  "star",
-  "folder",
-  "chart",
-  "building",
-  "briefcase",
-  "flag",
-  "calendar",
-  "bell",
-] as const;
-export const VIEW_COLORS = [
-  "slate",
-  "blue",
-  "green",
-  "amber",
-  "red",
-  "purple",
-  "teal",
-  "pink",
-] as const;
+/** The delegated user's own routes (spec part 5): every one acts for the user in `ctx.user`. */
 
-export const VIEW_FILTER_KEYS: Record<SavedViewType, readonly string[]> = {
-  operations: [
-    "preset",
-    "search",
-    "statut",
-    "statut_interne",
-    "statut_operationnel",
-    "cycle_interne",
-    "classe_actif",
-    "type_investissement",
-    "operateur_id",
-  ],
-  deals: ["preset", "search", "status", "classe_actif", "operateur_id", "responsable"],
-  operateurs: ["preset", "search", "type", "litiges_en_cours", "responsable_interne"],
-};
-
-export const VIEW_COLUMNS: Record<SavedViewType, readonly string[]> = {
-  operations: [
-    "name",
-    "statut",
-    "phase",
-    "statut_interne",
-    "statut_operationnel",
-    "classe_actif",
-    "sous_classe_actif",
-    "type_investissement",
-    "type_operation",
-    "spv",
-    "operateur",
-    "montant_engage",
-    "montant_appele",
-    "encours",
-    "taux_annuel",
-    "date_echeance",
-    "ville",
-    "taux_commercialisation",
-    "updated_at",
-  ],
-  deals: [
-    "name",
-    "status",
-    "montant_estime",
-    "classe_actif",
-    "operateur",
-    "responsable",
-    "date_sourcing",
-    "date_closing_prevue",
-    "updated_at",
-  ],
-  operateurs: [
-    "name",
-    "siren",
-    "type",
-    "reputation_gouvernance_score",
-    "litiges_en_cours",
-    "responsable_interne",
-    "updated_at",
-  ],
-};
-
-const VIEW_STATE_MAX_BYTES = 16_384;
-const jsonObject = z.record(z.string(), z.json());
-
-const viewFields = {
-  filters: jsonObject.optional(),
-  columns: z.array(z.string().max(64)).max(64).optional(),
-  sort: z
-    .array(z.strictObject({ sort_by: z.string().max(64), sort_order: z.enum(["asc", "desc"]) }))
-    .max(4)
-    .optional(),
-  icon: z.enum(VIEW_ICONS).nullish(),
-  color: z.enum(VIEW_COLORS).nullish(),
-  is_default: z.boolean().optional(),
-};
-
-const createViewBody = z.strictObject({
-  name: z.string().max(500),
-  type: z.enum(VIEW_TYPES),
-  ...viewFields,
-});
-const updateViewBody = z.strictObject({
-  name: z.string().max(500).optional(),
-  type: z.enum(VIEW_TYPES).optional(),
-  ...viewFields,
+const meBody = z.strictObject({
+  first_name: personFields.first_name.optional(),
+  last_name: personFields.last_name.optional(),
+  job_title: personFields.job_title.optional(),
+  locale: personFields.locale.optional(),
+  timezone: personFields.timezone.optional(),
 });
 
-/** Names are normalised (trimmed, inner spaces collapsed) and must stay non-empty. */
-function normaliseViewName(name: string): string {
-  const normalised = name.trim().replace(/\s+/g, " ");
-  if (!normalised)
-    throw invalid([
-      { field: "name", rule: "non-empty after normalisation", message: "must not be blank" },
-    ]);
-  if (normalised.length > 120)
-    throw invalid([
-      { field: "name", rule: "max length 120", message: "must be at most 120 characters" },
-    ]);
-  return normalised;
-}
+const preferencesBody = preferencesSchema.partial().strict();
+const alertPreferencesBody = z.strictObject({
+  email_digest: alertPreferencesSchema.shape.email_digest.optional(),
+  critical_push: z.boolean().optional(),
+  muted_operation_ids: z.array(uuid).max(200).optional(),
+});
 
-/** The state rules of spec part 2: size, key counts, and the allowlists of the view's type. */
-function checkViewState(
-  type: SavedViewType,
-  filters: JsonObject,
-  columns: string[],
-  sort: SortKey[],
-): void {
-  const errors: FieldError[] = [];
-  const bytes = Buffer.byteLength(JSON.stringify({ filters, columns, sort }));
-  if (bytes > VIEW_STATE_MAX_BYTES) {
-    errors.push({
-      field: "filters",
-      rule: `max ${VIEW_STATE_MAX_BYTES} bytes`,
-      message: `filters, columns and sort take ${bytes} bytes of JSON; the limit is ${VIEW_STATE_MAX_BYTES}`,
-    });
-  }
-  const keys = Object.keys(filters);
-  if (keys.length > 24)
-    errors.push({
-      field: "filters",
-      rule: "max 24 keys",
-      message: `has ${keys.length} keys; the limit is 24`,
-    });
-  for (const key of keys) {
-    if (type === "operations" && key === "status") {
-      errors.push({
-        field: "filters.status",
-        rule: "unknown filter key",
-        message: "is not accepted for operations views; use statut",
-      });
-    } else if (!VIEW_FILTER_KEYS[type].includes(key)) {
-      errors.push({
-        field: `filters.${key}`,
-        rule: "unknown filter key",
-        message: `is not a filter of ${type} views (${VIEW_FILTER_KEYS[type].join(", ")})`,
-      });
-    }
-  }
-  columns.forEach((column, i) => {
-    if (!VIEW_COLUMNS[type].includes(column)) {
-      errors.push({
-        field: `columns[${i}]`,
-        rule: "allowed column",
-        message: `${column} is not a column of ${type} views`,
-      });
-    }
-  });
-  sort.forEach((key, i) => {
-    if (!VIEW_COLUMNS[type].includes(key.sort_by)) {
-      errors.push({
-        field: `sort[${i}].sort_by`,
-        rule: "allowed sort field",
-        message: `${key.sort_by} is not sortable in ${type} views`,
-      });
-    }
-  });
-  if (errors.length > 0) throw invalid(errors);
-}
-
-function ownView(views: SavedView[], userId: string, viewId: string): SavedView {
-  // Another user's view is reported as missing: its existence is not the caller's business.
-  const view = views.find((v) => v.id === viewId.toLowerCase() && v.user_id === userId);
-  if (!view) throw notFound("saved view", viewId, "saved_view_not_found");
-  return view;
+/** Changes a set of preferences: absent fields stay, the rest is checked by its model. */
+function changePreferences<S extends z.ZodType<JsonObject>>(
+  schema: S,
+  current: JsonObject,
+  changes: object,
+): z.output<S> {
+  return schema.parse({ ...schema.parse(current), ...sentFields(changes) });
 }
 
 export const meRoutes = [
   defineRoute({
     id: "me_get",
+    family: "delegated",
     method: "GET",
     path: "/users/me",
     scope: "users:read",
     kind: "read",
     capability: "user_self_service",
-    handle: ({ user, state }) => json({ ...user, entity_id: state.data.entity.id }),
+    summary: "Get the delegated user's profile",
+    response: { status: 200, schema: profileSchema },
+    handle: ({ user, state }) => json(profileOf(delegatedUser(user), state.data.entity.id)),
   }),
   defineRoute({
-    id: "saved_views_list",
-    method: "GET",
-    path: "/users/me/saved-views",
-    scope: "users:read",
-    kind: "read",
-    capability: "saved_views",
-    handle({ user, state }) {
-      const views = state.data.savedViews.filter((v) => v.user_id === user?.id);
-      return json({ items: views, total: views.length });
-    },
-  }),
-  defineRoute({
-    id: "saved_view_create",
-    method: "POST",
-    path: "/users/me/saved-views",
-    scope: "users:write",
-    kind: "write",
-    capability: "saved_views",
-    body: createViewBody,
-    handle({ body, user, state, now }) {
-      const name = normaliseViewName(body.name);
-      const filters = body.filters ?? {};
-      const columns = body.columns ?? [];
-      const sort = body.sort ?? [];
-      checkViewState(body.type, filters, columns, sort);
-      const at = new Date(now()).toISOString();
-      const view: SavedView = {
-        id: randomUUID(),
-        user_id: user?.id ?? "",
-        name,
-        type: body.type,
-        filters,
-        columns,
-        sort,
-        icon: body.icon ?? null,
-        color: body.color ?? null,
-        is_default: body.is_default ?? false,
-        created_at: at,
-        updated_at: at,
-      };
-      state.data.savedViews.push(view);
-      return json(view, 201);
-    },
-  }),
-  defineRoute({
-    id: "saved_view_update",
+    id: "me_update",
+    family: "delegated",
     method: "PATCH",
-    path: "/users/me/saved-views/{view_id}",
+    path: "/users/me",
     scope: "users:write",
     kind: "write",
-    capability: "saved_views",
-    params: z.strictObject({ view_id: uuid }),
-    body: updateViewBody,
-    handle({ params, body, user, state, now }) {
-      const view = ownView(state.data.savedViews, user?.id ?? "", params.view_id);
-      if (Object.keys(body).length === 0) {
-        throw invalid([
-          { field: "body", rule: "min 1 field", message: "send at least one field to change" },
-        ]);
-      }
-      if (body.type !== undefined && body.type !== view.type) {
-        throw invalid([
-          {
-            field: "type",
-            rule: "immutable",
-            message: `updates stay bound to the stored type (${view.type})`,
-          },
-        ]);
-      }
-      // Absent means unchanged; null clears a nullable field (spec part 2, conventions).
-      const next = {
-        name: body.name === undefined ? view.name : normaliseViewName(body.name),
-        filters: body.filters ?? view.filters,
-        columns: body.columns ?? view.columns,
-        sort: body.sort ?? view.sort,
-        icon: body.icon === undefined ? view.icon : body.icon,
-        color: body.color === undefined ? view.color : body.color,
-        is_default: body.is_default ?? view.is_default,
-      };
-      checkViewState(view.type, next.filters, next.columns, next.sort);
-      Object.assign(view, next, { updated_at: new Date(now()).toISOString() });
-      return json(view);
+    capability: "user_self_service",
+    summary: "Change the delegated user's profile",
+    description:
+      "Name, job title, locale and time zone; absent fields are left as they are. The address, the status and the read-only flag belong to the entity's administration.",
+    body: meBody,
+    response: { status: 200, schema: profileSchema },
+    example: () => ({ body: { job_title: "Directrice des investissements et du financement" } }),
+    handle({ body, user, state, now }) {
+      const me = delegatedUser(user);
+      applyPersonChanges(me, body, new Date(now()).toISOString());
+      return json(profileOf(me, state.data.entity.id));
     },
   }),
   defineRoute({
-    id: "custom_dashboards_list",
+    id: "me_preferences_get",
+    family: "delegated",
     method: "GET",
-    path: "/users/me/custom-dashboards",
+    path: "/users/me/preferences",
     scope: "users:read",
     kind: "read",
-    capability: "custom_dashboards",
-    handle({ user, state }) {
-      const dashboards = state.data.dashboards.filter((d) => d.user_id === user?.id);
-      return json({ items: dashboards, total: dashboards.length });
+    capability: "user_self_service",
+    summary: "Get the delegated user's display preferences",
+    response: { status: 200, schema: preferencesSchema },
+    handle: ({ user }) => json(preferencesSchema.parse(delegatedUser(user).preferences)),
+  }),
+  defineRoute({
+    id: "me_preferences_update",
+    family: "delegated",
+    method: "PATCH",
+    path: "/users/me/preferences",
+    scope: "users:write",
+    kind: "write",
+    capability: "user_self_service",
+    summary: "Change the delegated user's display preferences",
+    description: "Absent fields are left as they are.",
+    body: preferencesBody,
+    response: { status: 200, schema: preferencesSchema },
+    example: () => ({ body: { density: "compact" } }),
+    handle({ body, user, now }) {
+      const me = delegatedUser(user);
+      me.preferences = changePreferences(preferencesSchema, me.preferences, body);
+      me.updated_at = new Date(now()).toISOString();
+      return json(me.preferences);
     },
   }),
   defineRoute({
-    id: "custom_dashboard_create",
-    method: "POST",
-    path: "/users/me/custom-dashboards",
+    id: "me_alert_preferences_get",
+    family: "delegated",
+    method: "GET",
+    path: "/users/me/alert-preferences",
+    scope: "users:read",
+    kind: "read",
+    capability: "user_self_service",
+    summary: "Get the delegated user's alert preferences",
+    response: { status: 200, schema: alertPreferencesSchema },
+    handle: ({ user }) => json(alertPreferencesSchema.parse(delegatedUser(user).alert_preferences)),
+  }),
+  defineRoute({
+    id: "me_alert_preferences_update",
+    family: "delegated",
+    method: "PATCH",
+    path: "/users/me/alert-preferences",
     scope: "users:write",
     kind: "write",
-    capability: "custom_dashboards",
-    body: z.strictObject({
-      name: z.string().min(1).max(200),
-      description: z.string().max(2000).nullish(),
-      layout: z.array(jsonObject).max(50).optional(),
-      filters: jsonObject.optional(),
-      default_scope: jsonObject.optional(),
-    }),
+    capability: "user_self_service",
+    summary: "Change the delegated user's alert preferences",
+    description:
+      "Absent fields are left as they are; `muted_operation_ids` replaces the list and names operations of the entity.",
+    body: alertPreferencesBody,
+    response: { status: 200, schema: alertPreferencesSchema },
+    refusals: { 422: ["reference_not_found"] },
+    example: () => ({ body: { email_digest: "weekly", critical_push: true } }),
     handle({ body, user, state, now }) {
-      const at = new Date(now()).toISOString();
-      const dashboard: Dashboard = {
-        id: randomUUID(),
-        name: body.name,
-        description: body.description ?? null,
-        user_id: user?.id ?? "",
-        layout: body.layout ?? [],
-        filters: body.filters ?? {},
-        is_shared: false,
-        // Provisioned at creation, live once sharing is switched on: clients must never show it.
-        share_token: `shr_${randomBytes(24).toString("base64url")}`,
-        created_at: at,
-        updated_at: at,
-        default_scope: body.default_scope ?? null,
-        sharing: { visibility: "private", permissions: [], members: [] },
-        can_edit: true,
-        can_manage: true,
-      };
-      state.data.dashboards.push(dashboard);
-      return json(dashboard, 201);
+      const me = delegatedUser(user);
+      const muted = body.muted_operation_ids?.map((id) => id.toLowerCase());
+      const unknown = (muted ?? []).flatMap((id, i) =>
+        state.data.operations.some((o) => o.id === id) ? [] : [i],
+      );
+      if (unknown.length > 0) {
+        throw invalid(
+          unknown.map((i) => ({
+            field: `muted_operation_ids[${i}]`,
+            rule: "existing record",
+            message: "names no operation of this entity",
+          })),
+          "reference_not_found",
+        );
+      }
+      me.alert_preferences = changePreferences(alertPreferencesSchema, me.alert_preferences, {
+        ...body,
+        ...(muted ? { muted_operation_ids: [...new Set(muted)] } : {}),
+      });
+      me.updated_at = new Date(now()).toISOString();
+      return json(me.alert_preferences);
     },
   }),
+  ...savedViewRoutes,
+  ...dashboardRoutes,
+  ...rgpdRoutes,
 ];

@@ -1,6 +1,13 @@
+import { businessDate } from "../clock.js";
+import {
+  integrationContextSchema,
+  portfolioSummarySchema,
+  rcciSummarySchema,
+} from "../models/entity.js";
 import { fromCents, toCents } from "../money.js";
 import { defineRoute, json } from "../routing.js";
 import type { SandboxState } from "../state.js";
+import { rcciSummary } from "./rcci.js";
 
 /** Groups `items` by a key and sums the named decimal-string amounts of each group. */
 function groupSum<T, A extends string>(
@@ -75,10 +82,59 @@ export function portfolioSummary(state: SandboxState, asOf: string) {
 export const portfolioRoutes = [
   defineRoute({
     id: "portfolio_get",
+    family: "entity",
     method: "GET",
     path: "/portfolio",
     scope: "portfolio:read",
     kind: "read",
+    summary: "Portfolio aggregates",
+    response: { status: 200, schema: portfolioSummarySchema },
     handle: ({ state, now }) => json(portfolioSummary(state, new Date(now()).toISOString())),
+  }),
+  defineRoute({
+    id: "context_get",
+    family: "entity",
+    method: "GET",
+    path: "/context",
+    scope: "portfolio:read",
+    kind: "read",
+    summary: "The integration context: entity, environment, this key's rights",
+    description:
+      "What the bearer stands for (spec part 1: one entity, one environment, no switching): the entity, the environment, and the key's scopes, route allowlist, capabilities and delegated users.",
+    response: { status: 200, schema: integrationContextSchema },
+    handle: ({ state, key, now }) =>
+      json({
+        entity: {
+          id: state.data.entity.id,
+          name: state.data.entity.name,
+          currency: state.data.entity.currency,
+        },
+        environment: state.data.entity.environment,
+        api_version: "v1",
+        key: {
+          key_id: key.keyId,
+          label: key.label,
+          scopes: [...key.scopes],
+          routes: key.routes ? [...key.routes] : null,
+          capabilities: [...key.capabilities],
+          delegated_user_ids: [...key.delegatedUsers],
+        },
+        server_time: new Date(now()).toISOString(),
+        business_date: businessDate(now()),
+        time_zone: "Europe/Paris",
+      }),
+  }),
+  defineRoute({
+    id: "rcci_summary_get",
+    family: "entity",
+    method: "GET",
+    path: "/rcci/summary",
+    scope: "portfolio:read",
+    kind: "read",
+    summary: "The compliance and risk-control (RCCI) summary",
+    description:
+      "Controls computed from live data, worst first (non_conforme, a_surveiller, conforme): covenants, repayments, counterparties' SIRENs, operators' disputes, third-party risks and their reviews, reporting, sensitive operations; then the figures behind them.",
+    response: { status: 200, schema: rcciSummarySchema },
+    handle: ({ state, now }) => json(rcciSummary(state, now())),
   }),
 ];

@@ -1,8 +1,26 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { businessDate } from "../clock.js";
+import { serviceAccount } from "../keys.js";
+import { XLSX_MIME } from "../models/documents.js";
+import {
+  DATASETS,
+  type ReportTemplate,
+  reportPreviewSchema,
+  reportTemplateListSchema,
+  reportTemplateSchema,
+  templateColumns,
+  templateFiltersSchema,
+  templateSortSchema,
+} from "../models/reporting.js";
 import { fromCents, toCents } from "../money.js";
-import { defineRoute } from "../routing.js";
+import { invalid, notFound, Problem } from "../problem.js";
+import { defineRoute, json } from "../routing.js";
 import type { SandboxState } from "../state.js";
-
-export const XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+import { uuid } from "../validation.js";
+import { tableWorkbook } from "../xlsx.js";
+import { page, pageQuery } from "./pagination.js";
+import { type Cell, checkDefinition, templateRows } from "./report-datasets.js";
 
 /** The entity's INREV reporting as a real workbook: a vehicle sheet, an asset sheet, notes. */
 export async function buildInrevWorkbook(
@@ -96,10 +114,13 @@ export async function buildInrevWorkbook(
 export const reportRoutes = [
   defineRoute({
     id: "reports_inrev",
+    family: "reporting",
     method: "GET",
     path: "/reports/inrev",
     scope: "reporting:read",
     kind: "read",
+    summary: "Export the INREV reporting workbook",
+    response: { status: 200, binary: XLSX_MIME },
     async handle({ state, now }) {
       const date = new Date(now()).toISOString().slice(0, 10);
       return {
@@ -107,6 +128,302 @@ export const reportRoutes = [
         bytes: await buildInrevWorkbook(state, date),
         contentType: XLSX_MIME,
         headers: { "Content-Disposition": `attachment; filename="inrev-report-${date}.xlsx"` },
+      };
+    },
+  }),
+];
+
+const templateParams = z.strictObject({ template_id: uuid });
+
+const columnsInput = z
+  .array(
+    z.strictObject({
+      key: z.string().min(1).max(50),
+      label: z.string().trim().min(1).max(80).optional(),
+    }),
+  )
+  .min(1)
+  .max(40);
+
+const templateFields = {
+  name: z.string().trim().min(1).max(120),
+  description: z.string().max(2000).nullable(),
+  columns: columnsInput,
+  filters: templateFiltersSchema,
+  sort: templateSortSchema.nullable(),
+};
+
+function findTemplate(state: SandboxState, id: string): ReportTemplate {
+  const template = state.data.reportTemplates.find((t) => t.id === id.toLowerCase());
+  if (!template) throw notFound("report template", id, "report_template_not_found");
+  return template;
+}
+
+function assertNameFree(state: SandboxState, name: string, except: string | null): void {
+  const taken = state.data.reportTemplates.find(
+    (t) => t.id !== except && t.name.toLowerCase() === name.toLowerCase(),
+  );
+  if (taken) {
+    throw new Problem(409, `A report template is already named ${taken.name}.`, {
+      reasonCode: "template_name_taken",
+    });
+  }
+}
+
+/** A template's rows as cells, in the order of its columns. */
+function cells(state: SandboxState, template: ReportTemplate, today: string): Cell[][] {
+  return templateRows(state, template, today).map((row) =>
+    template.columns.map((c) => row[c.key] ?? null),
+  );
+}
+
+/** Spreadsheet cells: amounts and decimals as numbers with their format, dates as dates. */
+function workbookCell(value: Cell, type: ReportTemplate["columns"][number]["type"]) {
+  if (value === null) return null;
+  if (type === "amount" || type === "decimal") return Number(value);
+  if (type === "date") return new Date(`${value}T00:00:00Z`);
+  return value;
+}
+
+const NUMBER_FORMATS: Partial<Record<ReportTemplate["columns"][number]["type"], string>> = {
+  amount: "#,##0.00",
+  decimal: "0.00",
+  date: "dd/mm/yyyy",
+};
+
+export const reportTemplateRoutes = [
+  defineRoute({
+    id: "report_templates_list",
+    family: "reporting",
+    method: "GET",
+    path: "/reports/templates",
+    scope: "reporting:read",
+    kind: "read",
+    summary: "List reporting templates",
+    query: z.strictObject({ dataset: z.enum(DATASETS).optional(), ...pageQuery(100, 50) }),
+    response: { status: 200, schema: reportTemplateListSchema },
+    handle({ query, state }) {
+      const templates = state.data.reportTemplates
+        .filter((t) => query.dataset === undefined || t.dataset === query.dataset)
+        .sort(
+          (a, b) => Number(b.is_system) - Number(a.is_system) || a.name.localeCompare(b.name, "fr"),
+        );
+      return json(page(templates, query));
+    },
+  }),
+  defineRoute({
+    id: "report_template_create",
+    family: "reporting",
+    method: "POST",
+    path: "/reports/templates",
+    scope: "reporting:write",
+    kind: "write",
+    summary: "Create a reporting template",
+    description:
+      "A dataset (`operations`: one row per operation; `repayments`: one row per schedule line), its columns in order (labels optional), filters and a sort among its columns; unknown ones are 422 `invalid_template`. Names are unique, whatever the case.",
+    body: z.strictObject({
+      name: templateFields.name,
+      description: templateFields.description.optional(),
+      dataset: z.enum(DATASETS),
+      columns: templateFields.columns,
+      filters: templateFields.filters.optional(),
+      sort: templateFields.sort.optional(),
+    }),
+    response: { status: 201, schema: reportTemplateSchema },
+    refusals: { 409: ["template_name_taken"], 422: ["invalid_template"] },
+    example: () => ({
+      body: {
+        name: "Encours par fonds",
+        dataset: "operations",
+        columns: [{ key: "fond" }, { key: "name" }, { key: "encours", label: "Encours" }],
+        filters: { status: ["active"] },
+        sort: { by: "encours", order: "desc" },
+      },
+    }),
+    handle({ body, state, key, now }) {
+      checkDefinition(body.dataset, body);
+      assertNameFree(state, body.name, null);
+      const at = new Date(now()).toISOString();
+      const template: ReportTemplate = {
+        id: randomUUID(),
+        name: body.name,
+        description: body.description ?? null,
+        dataset: body.dataset,
+        columns: templateColumns(body.dataset, body.columns),
+        filters: body.filters ?? {},
+        sort: body.sort ?? null,
+        is_system: false,
+        version: 1,
+        created_by: serviceAccount(key),
+        created_at: at,
+        updated_at: at,
+      };
+      state.data.reportTemplates.push(template);
+      return json(template, 201);
+    },
+  }),
+  defineRoute({
+    id: "report_template_get",
+    family: "reporting",
+    method: "GET",
+    path: "/reports/templates/{template_id}",
+    scope: "reporting:read",
+    kind: "read",
+    summary: "Get a reporting template",
+    params: templateParams,
+    response: { status: 200, schema: reportTemplateSchema },
+    refusals: { 404: ["report_template_not_found"] },
+    handle: ({ params, state }) => json(findTemplate(state, params.template_id)),
+  }),
+  defineRoute({
+    id: "report_template_update",
+    family: "reporting",
+    method: "PATCH",
+    path: "/reports/templates/{template_id}",
+    scope: "reporting:write",
+    kind: "write",
+    summary: "Change a reporting template",
+    description:
+      "Absent fields are left as they are; null clears `description` and `sort`. The dataset never changes. The entity's own templates (`is_system`) are read-only (409 `template_read_only`).",
+    params: templateParams,
+    body: z.strictObject(templateFields).partial(),
+    response: { status: 200, schema: reportTemplateSchema },
+    refusals: {
+      404: ["report_template_not_found"],
+      409: ["template_read_only", "template_name_taken"],
+      422: ["invalid_template"],
+    },
+    example: ({ state }) => {
+      const template = state.data.reportTemplates.find((t) => !t.is_system);
+      return template
+        ? { params: { template_id: template.id }, body: { description: "Revu avant le comité." } }
+        : {};
+    },
+    handle({ params, body, state, now }) {
+      const template = findTemplate(state, params.template_id);
+      if (Object.keys(body).length === 0) {
+        throw invalid([
+          { field: "body", rule: "min 1 field", message: "send at least one field to change" },
+        ]);
+      }
+      if (template.is_system) {
+        throw new Problem(
+          409,
+          `${template.name} ships with the entity and cannot be changed; create a copy.`,
+          {
+            reasonCode: "template_read_only",
+          },
+        );
+      }
+      checkDefinition(template.dataset, {
+        columns: body.columns,
+        filters: body.filters,
+        sort: body.sort === undefined ? template.sort : body.sort,
+      });
+      if (body.name !== undefined) assertNameFree(state, body.name, template.id);
+      const { columns, ...fields } = body;
+      Object.assign(
+        template,
+        Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+        {
+          ...(columns ? { columns: templateColumns(template.dataset, columns) } : {}),
+          version: template.version + 1,
+          updated_at: new Date(now()).toISOString(),
+        },
+      );
+      return json(template);
+    },
+  }),
+  defineRoute({
+    id: "report_template_preview",
+    family: "reporting",
+    method: "POST",
+    path: "/reports/templates/{template_id}/preview",
+    scope: "reporting:read",
+    kind: "read",
+    summary: "Preview a template as a table",
+    description:
+      "`{ columns, rows, total }`: a page of rows (arrays of cells in the order of the columns; amounts and decimals as strings), and how many rows the template selects. A read: POST carries the page and optional `filters` that replace the template's for this preview.",
+    params: templateParams,
+    body: z
+      .strictObject({
+        limit: z.int().min(1).max(100).default(20),
+        offset: z.int().min(0).max(1_000_000).default(0),
+        filters: templateFiltersSchema.optional(),
+      })
+      .optional(),
+    response: { status: 200, schema: reportPreviewSchema },
+    refusals: { 404: ["report_template_not_found"], 422: ["invalid_template"] },
+    handle({ params, body, state, now }) {
+      const template = findTemplate(state, params.template_id);
+      if (body?.filters) checkDefinition(template.dataset, { filters: body.filters });
+      const shown = { ...template, filters: body?.filters ?? template.filters };
+      const rows = cells(state, shown, businessDate(now()));
+      const offset = body?.offset ?? 0;
+      return json({
+        columns: template.columns,
+        rows: rows.slice(offset, offset + (body?.limit ?? 20)),
+        total: rows.length,
+      });
+    },
+  }),
+  defineRoute({
+    id: "report_template_export",
+    family: "reporting",
+    method: "GET",
+    path: "/reports/templates/{template_id}/export",
+    scope: "reporting:read",
+    kind: "read",
+    summary: "Export a template as an XLSX workbook",
+    description: "Every row the template selects, then a sheet with the template's parameters.",
+    params: templateParams,
+    response: { status: 200, binary: XLSX_MIME },
+    refusals: { 404: ["report_template_not_found"] },
+    async handle({ params, state, now }) {
+      const template = findTemplate(state, params.template_id);
+      const at = new Date(now()).toISOString();
+      const today = businessDate(now());
+      const rows = cells(state, template, today).map((row) =>
+        row.map((value, i) => workbookCell(value, template.columns[i]?.type ?? "string")),
+      );
+      const bytes = await tableWorkbook(
+        [
+          {
+            name: "Rapport",
+            columns: template.columns.map((c) => ({
+              header: c.label,
+              ...(NUMBER_FORMATS[c.type] ? { numFmt: NUMBER_FORMATS[c.type] } : {}),
+            })),
+            rows,
+          },
+          {
+            name: "Paramètres",
+            columns: [
+              { header: "Paramètre", width: 24 },
+              { header: "Valeur", width: 60 },
+            ],
+            rows: [
+              ["Modèle", template.name],
+              ["Jeu de données", template.dataset],
+              ["Filtres", JSON.stringify(template.filters)],
+              ["Tri", template.sort ? `${template.sort.by} ${template.sort.order}` : "aucun"],
+              ["Lignes", rows.length],
+              ["Généré le", at],
+            ],
+          },
+        ],
+        { created: at, title: template.name },
+      );
+      const slug = template.name
+        .normalize("NFD")
+        .replace(/[^A-Za-z0-9]+/g, "-")
+        .replace(/^-|-$/g, "")
+        .toLowerCase();
+      return {
+        status: 200,
+        bytes,
+        contentType: XLSX_MIME,
+        headers: { "Content-Disposition": `attachment; filename="${slug}-${today}.xlsx"` },
       };
     },
   }),
