@@ -230,12 +230,17 @@ function successResponse(op: OperationMeta, schemas: SchemaCollector) {
   }
   return {
     [response.status]: {
-      description: response.status === 201 ? "Created." : "OK.",
+      description: STATUS_DESCRIPTIONS[response.status] ?? "OK.",
       ...headers,
       content,
     },
   };
 }
+
+const STATUS_DESCRIPTIONS: Record<number, string> = {
+  201: "Created.",
+  202: "Accepted: the work goes on after this answer.",
+};
 
 /** What the pipeline refuses on every business operation (spec part 7), by status. */
 const COMMON_REFUSALS: Record<number, readonly string[]> = {
