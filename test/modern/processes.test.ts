@@ -7,6 +7,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { MCP_HEADERS, rawRequest } from "../helpers/raw.js";
 
 /**
  * The real command, spoken to by the SDK's 2.x client pinned to 2026-07-28: over stdio, over
@@ -130,5 +131,81 @@ describe("the command, for a 2026-07-28 client", () => {
         await client.close();
       }
     }
+  });
+});
+
+/** A 2026-07-28 request as the wire carries it: the per-request envelope and the method header. */
+function modernRequest(id: number, method: string, params: Record<string, unknown> = {}) {
+  const body = {
+    jsonrpc: "2.0",
+    id,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+      },
+    },
+  };
+  return JSON.stringify(body);
+}
+
+describe("the HTTP endpoint, on the wire", () => {
+  let url: URL;
+  beforeAll(async () => {
+    url = await startHttp([]);
+  });
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    rawRequest(
+      url.href,
+      "POST",
+      url.pathname,
+      {
+        ...MCP_HEADERS,
+        host: url.host,
+        authorization: `Bearer ${TOKEN}`,
+        "mcp-protocol-version": "2026-07-28",
+        ...headers,
+      },
+      body,
+    ).then((reply) => ({ status: reply.status, message: JSON.parse(reply.body) }));
+
+  it("answers a method removed in 2026 with 404 and -32601, keeping the request's id", async () => {
+    for (const method of ["initialize", "logging/setLevel", "resources/subscribe"]) {
+      const { status, message } = await post(modernRequest(41, method), { "mcp-method": method });
+      expect(status, method).toBe(404);
+      expect(message, method).toMatchObject({ id: 41, error: { code: -32601 } });
+    }
+  });
+
+  it("answers an unknown resource with -32602 naming the URI, and a missing Mcp-Method with -32020", async () => {
+    const uri = "portfolio://operations/00000000-0000-4000-8000-000000000000/nothing";
+    const unknown = await post(modernRequest(42, "resources/read", { uri }), {
+      "mcp-method": "resources/read",
+      "mcp-name": uri,
+    });
+    expect(unknown.message).toMatchObject({ id: 42, error: { code: -32602, data: { uri } } });
+    const headerless = await post(modernRequest(43, "tools/list"));
+    expect(headerless.status).toBe(400);
+    expect(headerless.message).toMatchObject({ id: 43, error: { code: -32020 } });
+  });
+
+  it("discovers the server without a session, and keeps the id on a 2025 request without one", async () => {
+    const discovered = await post(modernRequest(44, "server/discover"), {
+      "mcp-method": "server/discover",
+    });
+    expect(discovered.message.id).toBe(44);
+    expect(discovered.message.result).toMatchObject({
+      supportedVersions: ["2026-07-28"],
+      capabilities: { tools: {}, resources: {}, prompts: {} },
+      _meta: { "io.modelcontextprotocol/serverInfo": { name: "portfolio-mcp" } },
+    });
+    const legacy = await post(JSON.stringify({ jsonrpc: "2.0", id: 45, method: "tools/list" }), {
+      "mcp-protocol-version": "2025-11-25",
+    });
+    expect(legacy.status).toBe(400);
+    expect(legacy.message).toMatchObject({ id: 45, error: { code: -32000 } });
   });
 });
