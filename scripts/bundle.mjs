@@ -5,19 +5,25 @@ import { join } from "node:path";
 import { build } from "esbuild";
 
 /**
- * The server passes its own form validator (src/form-validator.ts), so the SDK's Ajv-based
+ * The server passes its own form validator (src/mcp/form-validator.ts), so the SDK's Ajv-based
  * default is never used: leaving it (and Ajv) out of the bundle spares every start its load.
+ * The SDK's 2.x line picks its default through the `_shims` entry; the stub keeps that entry's
+ * other export (`process`) and makes the default refuse to be built.
  */
 const withoutAjv = {
   name: "without-ajv",
   setup(build) {
-    build.onResolve({ filter: /validation\/ajv-provider\.js$/ }, () => ({
-      path: "ajv-provider",
+    build.onResolve({ filter: /^@modelcontextprotocol\/(server|client)\/_shims$/ }, () => ({
+      path: "sdk-shims",
       namespace: "stub",
     }));
     build.onLoad({ filter: /.*/, namespace: "stub" }, () => ({
-      contents:
-        "export class AjvJsonSchemaValidator { constructor() { throw new Error('Ajv is not bundled: pass a jsonSchemaValidator'); } }",
+      contents: [
+        'export { default as process } from "node:process";',
+        "export class DefaultJsonSchemaValidator {",
+        "  constructor() { throw new Error('Ajv is not bundled: pass a jsonSchemaValidator'); }",
+        "}",
+      ].join("\n"),
       loader: "js",
     }));
   },

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -30,9 +31,12 @@ export async function stdioClient(command, args, env) {
 
 export async function httpClient(url, headers = {}) {
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }),
-  );
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  await client.connect(transport);
+  // Every fetch of this transport shares one AbortSignal, and undici lets go of its listener on
+  // it only when the request is garbage-collected: thousands of calls outrun the collector and
+  // Node warns. Not a leak (a full GC takes them all back), so the warning is silenced here.
+  setMaxListeners(0, transport._abortController.signal);
   return client;
 }
 

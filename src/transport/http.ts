@@ -1,14 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  NodeStreamableHTTPServerTransport,
-  toNodeHandler,
-  toWebRequest,
-} from "@modelcontextprotocol/node";
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from "@modelcontextprotocol/node";
 import {
   type AuthInfo,
+  classifyInboundRequest,
   createMcpHandler,
-  isLegacyRequest,
   type McpRequestContext,
   type Server,
 } from "@modelcontextprotocol/server";
@@ -219,9 +215,7 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
       scopes: [],
       extra: { principal },
     };
-    const legacy =
-      req.method !== "POST" || (await isLegacyRequest(await toWebRequest(req, body), body));
-    if (!legacy) return modernNode(req, res, body);
+    if (!isLegacy(req, body)) return modernNode(req, res, body);
     if (options.stateless) return statelessLegacy(req, res, body, principal);
     return sessions.handle(req, res, body, principal);
   }
@@ -316,4 +310,25 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer 
 function headerValue(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * Which era a request belongs to, by the SDK's own classifier (the one `isLegacyRequest` and
+ * `createMcpHandler` use), fed the body we already parsed and the three headers it reads,
+ * rather than a Web Request built for the purpose on every call.
+ */
+function isLegacy(req: IncomingMessage, body: unknown): boolean {
+  if (req.method !== "POST" || body === undefined) return true;
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  };
+  const outcome = classifyInboundRequest({
+    httpMethod: "POST",
+    protocolVersionHeader: header("mcp-protocol-version"),
+    mcpMethodHeader: header("mcp-method"),
+    mcpNameHeader: header("mcp-name"),
+    body,
+  });
+  return outcome.kind === "legacy";
 }
