@@ -3,7 +3,8 @@ import { ApiError } from "./http/errors.js";
 
 const DELEGATION_REASONS: Record<string, string> = {
   delegated_user_not_found: "the delegated user does not exist in this entity",
-  delegated_user_not_approved: "the delegated user is not approved (invited but not yet activated, or suspended)",
+  delegated_user_not_approved:
+    "the delegated user is not approved (invited but not yet activated, or suspended)",
   delegated_user_not_allowed:
     "this API key may not act for the delegated user (not on its allowlist)",
   delegated_user_read_only: "the delegated user is read-only and cannot write",

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 /**
  * Layers point down only (DESIGN.md): a module imports from its own layer or below. The order,
  * from the bottom: shared leaves, configuration, the HTTP attempt loop, auth, the API client,
- * model-facing errors, writes, the inventory's types, the toolkit, the domains, the inventory,
+ * model-facing errors, writes, the inventory's types, the toolkit, the domains, the long tail
+ * (discovery and the generic tools over the key's contract), the inventory,
  * the MCP handlers, the server, the transports, then the app and the command line. The sandbox
  * stands apart: an independent oracle, it imports nothing from the client side.
  */
@@ -20,6 +21,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ["inventory types", /^src\/inventory\/types\.ts$/],
   ["toolkit", /^src\/toolkit\//],
   ["domains", /^src\/domains\//],
+  ["longtail", /^src\/longtail\//],
   ["inventory", /^src\/inventory\/index\.ts$/],
   ["mcp", /^src\/mcp\//],
   ["server", /^src\/server\.ts$/],
