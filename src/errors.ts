@@ -29,6 +29,7 @@ export function userMessage(error: unknown, subject = "this call"): string {
     case "invalid_input":
       return invalidArguments(subject, error.fieldErrors ?? []);
     case "not_configured":
+    case "not_offered":
       return error.message;
     case "rate_limited":
       return `The Partner API is rate limiting this server: wait ${error.retryAfterSeconds ?? "a few"} s before ${signingIn ? "signing in" : `calling ${subject}`} again${ref}.`;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ContractOperation } from "./contract/types.js";
 import {
   DEAL_STATUSES,
   dashboardBody,
@@ -31,7 +32,8 @@ export interface OperationSpec {
   params: z.ZodObject | null;
   query: z.ZodType | null;
   body: z.ZodType | null;
-  response: "json" | "xlsx";
+  /** JSON, a workbook checked as one, or any file the contract lists (bytes and their type). */
+  response: "json" | "xlsx" | "binary";
 }
 
 type Defaults = { capability: null; params: null; query: null; body: null; response: "json" };
@@ -280,7 +282,25 @@ export const WRITE_OPERATIONS = (Object.keys(CATALOGUE) as Array<keyof typeof CA
   (id) => CATALOGUE[id].kind === "write",
 );
 export type OperationId = keyof Catalogue;
-export type Operation = OperationSpec & { id: OperationId };
+
+/**
+ * An operation as the server calls it: a curated entry of the catalogue (hand-made schemas),
+ * or one known only from the key's contract (validators built from its JSON Schemas on first
+ * use). Either way the contract, when one is loaded, gave it its method and path.
+ */
+export interface Operation extends OperationSpec {
+  id: string;
+  /** The contract's tag, or the scope's family without a contract. */
+  family: string;
+  summary: string;
+  bodyType: "json" | "multipart";
+  /** Its description in the key's contract, when one is loaded. */
+  contract: ContractOperation | null;
+  /** Declared in the catalogue above, with hand-made schemas and presentation. */
+  curated: boolean;
+}
+
+export const isCurated = (id: string): id is OperationId => Object.hasOwn(CATALOGUE, id);
 
 type Input<S> = S extends z.ZodType ? z.input<S> : never;
 type Field<Name extends string, S> = [S] extends [null]

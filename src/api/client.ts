@@ -11,7 +11,8 @@ import { DEFAULT_RETRY_POLICY, parseRetryAfter } from "../http/retry.js";
 import { createTransport, type Transport } from "../http/transport.js";
 import { type Logger, SecretRedactor } from "../log.js";
 import type { Operation, OperationId, OperationInput } from "./catalogue.js";
-import { readSuccessBody } from "./response.js";
+import { multipartBody } from "./multipart.js";
+import { readSuccessBody, XLSX_MIME } from "./response.js";
 import { resolveRoutes } from "./routes.js";
 
 export interface ApiClientDeps {
@@ -24,7 +25,7 @@ export interface ApiClientDeps {
   transport: Transport;
   /** Removes known secrets from upstream text before it is kept on an error. */
   scrub: (text: string) => string;
-  routes?: ReadonlyMap<OperationId, Operation>;
+  routes?: ReadonlyMap<string, Operation>;
   userAgent?: string;
 }
 
@@ -41,6 +42,20 @@ export interface CallOptions {
    * the API must refuse, to learn whether the key may write without writing anything.
    */
   unchecked?: boolean;
+  /** Sends the input as it is: a confirmed write, checked when it was drafted. */
+  prevalidated?: boolean;
+}
+
+/** What a call carries besides its headers: path parameters, query, body. */
+export function acceptOf(operation: Operation): string {
+  if (operation.response === "xlsx") return XLSX_MIME;
+  if (operation.response === "binary")
+    return [
+      ...(operation.contract?.responseTypes ?? []),
+      "application/problem+json",
+      "*/*;q=0.1",
+    ].join(", ");
+  return "application/json";
 }
 
 export interface ApiResult<T = unknown> {
@@ -55,7 +70,8 @@ export interface ApiResult<T = unknown> {
 interface PreparedCall {
   operation: Operation;
   url: string;
-  body: string | undefined;
+  body: string | Buffer | undefined;
+  contentType: string | undefined;
   delegation: Record<string, string>;
 }
 
@@ -66,7 +82,7 @@ interface PreparedCall {
  */
 export class ApiClient {
   readonly tokens: TokenManager;
-  readonly routes: ReadonlyMap<OperationId, Operation>;
+  readonly routes: ReadonlyMap<string, Operation>;
 
   constructor(private readonly deps: ApiClientDeps) {
     this.tokens = deps.tokens;
@@ -82,19 +98,47 @@ export class ApiClient {
     return this.deps.loop.retries;
   }
 
-  /** The route in force for an operation (after PORTFOLIO_ROUTES_FILE). */
-  operation(id: OperationId): Operation {
+  /** The route in force for an operation (the contract's, or after PORTFOLIO_ROUTES_FILE). */
+  operation(id: string): Operation {
     const operation = this.routes.get(id);
-    if (!operation) throw new Error(`unknown operation ${id}`);
+    if (!operation)
+      throw new ApiError(
+        `${id} is not offered: the key's contract does not list it (nothing was sent).`,
+        { code: "not_offered", operationId: id },
+      );
     return operation;
   }
 
-  async call<Id extends OperationId>(
+  /** Whether the route table (the key's contract, when loaded) has this operation. */
+  has(id: string): boolean {
+    return this.routes.has(id);
+  }
+
+  /**
+   * Checks an input as `send` would, and sends nothing: a write is checked when it is drafted,
+   * so a person never approves what would be refused before it left.
+   */
+  validate(operation: Operation, input: CallInput, options: CallOptions = {}): void {
+    this.prepare(operation, input, options);
+  }
+
+  /** A curated operation, its input typed by the catalogue. */
+  call<Id extends OperationId>(
     id: Id,
     input: OperationInput<Id>,
     options: CallOptions = {},
   ): Promise<ApiResult> {
-    const prepared = this.prepare(id, input as CallInput, options);
+    return this.send(this.operation(id), input as CallInput, options);
+  }
+
+  /** Any operation of the route table, validated against its schemas before anything is sent. */
+  async send(
+    operation: Operation,
+    input: CallInput,
+    options: CallOptions = {},
+  ): Promise<ApiResult> {
+    const id = operation.id;
+    const prepared = this.prepare(operation, input, options);
     const requestId = options.requestId ?? `pmcp-${randomUUID()}`;
     // Fixed once, before any retry: every attempt of this write carries the same key.
     const idempotencyKey =
@@ -154,14 +198,15 @@ export class ApiClient {
   }
 
   /** Validates and builds everything about the request that does not change between attempts. */
-  private prepare(id: OperationId, input: CallInput, options: CallOptions): PreparedCall {
-    const operation = this.operation(id);
+  private prepare(operation: Operation, input: CallInput, options: CallOptions): PreparedCall {
+    const id = operation.id;
     const errors: FieldError[] = [];
     const parse = (
       schema: Operation["params"] | Operation["query"] | Operation["body"],
       value: unknown,
       what: string,
     ) => {
+      if (options.prevalidated) return value;
       if (!schema) {
         const empty =
           value === undefined ||
@@ -206,12 +251,20 @@ export class ApiClient {
     );
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(query ?? {}))
-      if (value !== undefined) search.append(name, String(value));
+      for (const item of Array.isArray(value) ? value : [value])
+        if (item !== undefined && item !== null) search.append(name, String(item));
     const qs = search.toString();
+    const encoded =
+      body === undefined
+        ? undefined
+        : operation.bodyType === "multipart"
+          ? multipartBody(id, body)
+          : { bytes: JSON.stringify(body), contentType: "application/json" };
     return {
       operation,
       url: `${this.settings.baseUrl}${path}${qs ? `?${qs}` : ""}`,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: encoded?.bytes,
+      contentType: encoded?.contentType,
       delegation,
     };
   }
@@ -223,14 +276,11 @@ export class ApiClient {
     idempotencyKey: string | undefined,
   ): Record<string, string> {
     return {
-      accept:
-        prepared.operation.response === "xlsx"
-          ? "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-          : "application/json",
+      accept: acceptOf(prepared.operation),
       authorization: `Bearer ${bearer}`,
       "x-request-id": requestId,
       "user-agent": this.deps.userAgent ?? "portfolio-mcp",
-      ...(prepared.body === undefined ? {} : { "content-type": "application/json" }),
+      ...(prepared.contentType === undefined ? {} : { "content-type": prepared.contentType }),
       ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }),
       ...prepared.delegation,
     };
@@ -248,7 +298,7 @@ export interface ApiClientOptions {
   logger: Logger;
   /** Scrubs the secret and every bearer from log lines and upstream text. */
   redactor?: SecretRedactor;
-  routes?: ReadonlyMap<OperationId, Operation>;
+  routes?: ReadonlyMap<string, Operation>;
   transport?: Transport;
   clock?: () => number;
   sleep?: Sleep;

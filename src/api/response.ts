@@ -10,7 +10,7 @@ const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
  */
 export function readSuccessBody(
   reply: HttpReply,
-  expected: "json" | "xlsx",
+  expected: "json" | "xlsx" | "binary",
   context: { operationId: string; requestId: string },
 ): unknown {
   const contentType = reply.headers["content-type"] ?? "";
@@ -30,6 +30,8 @@ export function readSuccessBody(
       throw unexpected("bytes that are not an XLSX workbook");
     return reply.body;
   }
+  // A file the contract announces: its bytes, whatever their type (the caller has it).
+  if (expected === "binary" && !/\bjson\b/i.test(contentType)) return reply.body;
   if (reply.body.length === 0) return null;
   if (!/\bjson\b/i.test(contentType))
     throw unexpected(`${contentType || "no content type"} where JSON was expected`);

@@ -3,10 +3,14 @@ import { z } from "zod";
 import {
   CATALOGUE,
   type HttpMethod,
+  isCurated,
   type Operation,
   type OperationId,
+  type OperationSpec,
   placeholders,
 } from "./catalogue.js";
+import type { Contract, ContractOperation } from "./contract/types.js";
+import { validatorsOf } from "./contract/validators.js";
 
 const overrideFile = z.record(
   z.string(),
@@ -21,21 +25,80 @@ export class RoutesFileError extends Error {
 }
 
 /**
- * The route table in force: the catalogue, with methods and paths replaced by id from
- * PORTFOLIO_ROUTES_FILE where a deployment differs from the sandbox's choices.
+ * The route table in force. Without a contract: the catalogue, with methods and paths replaced
+ * by id from PORTFOLIO_ROUTES_FILE where a deployment differs from the sandbox's choices. With
+ * the key's contract: exactly the operations it lists (the token exchange aside), curated ones
+ * keeping their hand-made schemas but taking the contract's method and path.
  */
-export function resolveRoutes(routesFile: string | null): ReadonlyMap<OperationId, Operation> {
+export function resolveRoutes(
+  routesFile: string | null,
+  contract: Contract | null = null,
+): ReadonlyMap<string, Operation> {
+  if (contract) return contractRoutes(contract);
   const overrides = routesFile ? readOverrides(routesFile) : {};
-  const routes = new Map<OperationId, Operation>();
-  for (const [id, spec] of Object.entries(CATALOGUE) as Array<[OperationId, Operation]>) {
+  const routes = new Map<string, Operation>();
+  for (const [id, spec] of Object.entries(CATALOGUE) as Array<[OperationId, OperationSpec]>) {
     const override = overrides[id];
     routes.set(id, {
-      ...spec,
-      id,
+      ...curated(id, spec),
       ...(override ? { method: override.method, path: override.path } : {}),
     });
   }
   return routes;
+}
+
+function contractRoutes(contract: Contract): ReadonlyMap<string, Operation> {
+  const routes = new Map<string, Operation>();
+  for (const op of contract.operations.values()) {
+    const place = { method: op.method, path: op.path, family: op.family, summary: op.summary };
+    routes.set(
+      op.id,
+      isCurated(op.id)
+        ? { ...curated(op.id, CATALOGUE[op.id]), ...place, contract: op }
+        : fromContract(op),
+    );
+  }
+  return routes;
+}
+
+function curated(id: OperationId, spec: OperationSpec): Operation {
+  return {
+    ...spec,
+    id,
+    family: spec.scope.split(":")[0] ?? "other",
+    summary: id.replace(/_/g, " "),
+    bodyType: "json",
+    contract: null,
+    curated: true,
+  };
+}
+
+/** An operation known only from the contract: its validators are built when first needed. */
+function fromContract(op: ContractOperation): Operation {
+  const json = op.responseTypes.every((t) => /\bjson\b/i.test(t));
+  return {
+    id: op.id,
+    method: op.method,
+    path: op.path,
+    scope: op.scope,
+    kind: op.kind,
+    capability: op.capability,
+    family: op.family,
+    summary: op.summary,
+    bodyType: op.body?.type ?? "json",
+    response: json ? "json" : "binary",
+    contract: op,
+    curated: false,
+    get params() {
+      return validatorsOf(op).params;
+    },
+    get query() {
+      return validatorsOf(op).query;
+    },
+    get body() {
+      return validatorsOf(op).body;
+    },
+  };
 }
 
 function readOverrides(file: string): Record<string, { method: HttpMethod; path: string }> {

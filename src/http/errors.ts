@@ -5,6 +5,8 @@ export type ApiErrorCode =
   | "invalid_input"
   /** Refused before sending: the server lacks a setting the call needs. */
   | "not_configured"
+  /** Refused before sending: the key's contract does not list the operation. */
+  | "not_offered"
   | "bad_request"
   | "authentication_failed"
   | "forbidden"

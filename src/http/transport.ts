@@ -4,7 +4,7 @@ export interface HttpRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   signal?: AbortSignal;
 }
 

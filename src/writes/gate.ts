@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { OperationId } from "../api/catalogue.js";
+import type { Operation } from "../api/catalogue.js";
 import type { ApiClient } from "../api/client.js";
 import { withoutShareTokens } from "../api/response.js";
 import type { DelegatedUser } from "../config.js";
@@ -12,8 +12,10 @@ import type { IntentStore } from "./journal.js";
 
 /** A write as a tool drafts it: the exact request and how to show it. */
 export interface WriteDraft {
-  operation: OperationId;
+  operation: string;
   path: Record<string, unknown>;
+  /** Rare for writes, but the contract may give one a query. */
+  query?: Record<string, unknown>;
   body: unknown;
   /** Untrusted parts (names, values) are neutralised by the gate before anyone sees them. */
   preview: Omit<Preview, "recorded_as">;
@@ -155,10 +157,25 @@ export class WriteGate {
         `${pending} drafted writes already await confirmation for this user; confirm or cancel some (or let them expire) before drafting another. Nothing was drafted.`,
       );
     }
-    const delegated = this.options.api.operation(draft.operation).capability !== null;
+    const operation = this.options.api.operation(draft.operation);
+    this.options.api.validate(
+      operation,
+      { path: draft.path, query: draft.query, body: draft.body },
+      { delegatedUser },
+    );
+    const delegated = operation.capability !== null;
     const base = {
       operation: draft.operation,
+      // The route it was drafted against: a restart with another contract sends it here or
+      // nowhere, never to wherever the operation has moved.
+      route: {
+        method: operation.method,
+        path: operation.path,
+        capability: operation.capability,
+        bodyType: operation.bodyType,
+      },
       path: draft.path,
+      ...(draft.query && Object.keys(draft.query).length > 0 ? { query: draft.query } : {}),
       body: draft.body,
       delegatedUser,
       caller,
@@ -306,10 +323,15 @@ export class WriteGate {
       attempts: intent.attempts + 1,
     });
     try {
-      const result = await this.options.api.call(
-        intent.operation,
-        { path: intent.path, body: intent.body } as never,
-        { idempotencyKey: intent.idempotencyKey, delegatedUser: intent.delegatedUser },
+      const result = await this.options.api.send(
+        this.routeOf(intent),
+        { path: intent.path, query: intent.query, body: intent.body },
+        {
+          idempotencyKey: intent.idempotencyKey,
+          delegatedUser: intent.delegatedUser,
+          // Checked when it was drafted; what the person approved is sent as it is.
+          prevalidated: true,
+        },
       );
       current = {
         ...current,
@@ -357,6 +379,37 @@ export class WriteGate {
    * The journal id inside a confirmation id, once the whole string is the one the draft
    * returned: what the client showed for approval must be the write that is sent.
    */
+  /**
+   * Where a confirmed write goes: the route recorded when it was drafted. The operation's
+   * current entry only lends what does not change the request (how to read the answer).
+   */
+  private routeOf(intent: Intent): Operation {
+    const current = this.options.api.has(intent.operation)
+      ? this.options.api.operation(intent.operation)
+      : null;
+    const recorded = intent.route;
+    if (current && !recorded) return current; // drafted before routes were recorded
+    if (!recorded)
+      throw new ApiError(`${intent.operation} is no longer offered and its route was not recorded.`, {
+        code: "not_offered",
+        operationId: intent.operation,
+      });
+    return {
+      id: intent.operation,
+      scope: current?.scope ?? "",
+      kind: "write",
+      family: current?.family ?? "",
+      summary: current?.summary ?? intent.preview.action,
+      params: null,
+      query: null,
+      body: null,
+      response: current?.response ?? "json",
+      contract: current?.contract ?? null,
+      curated: current?.curated ?? false,
+      ...recorded,
+    };
+  }
+
   private async exactId(confirmationId: string): Promise<string> {
     const id = idOf(confirmationId) ?? confirmationId;
     const intent = await this.find(id);

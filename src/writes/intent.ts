@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { OperationId } from "../api/catalogue.js";
+import type { HttpMethod } from "../api/catalogue.js";
 import type { DelegatedUser } from "../config.js";
 
 /**
@@ -46,8 +46,16 @@ export interface Intent {
    * asking "allow confirm_write?" shows the human the write itself (only this exact string).
    */
   confirmationId: string;
-  operation: OperationId;
+  operation: string;
+  /** The route it was drafted against (absent in intents drafted before routes were kept). */
+  route?: {
+    method: HttpMethod;
+    path: string;
+    capability: string | null;
+    bodyType: "json" | "multipart";
+  };
   path: Record<string, unknown>;
+  query?: Record<string, unknown>;
   body: unknown;
   delegatedUser: DelegatedUser | null;
   caller: Caller;
@@ -70,14 +78,24 @@ export interface Intent {
 export function intentDigest(
   intent: Pick<
     Intent,
-    "operation" | "path" | "body" | "delegatedUser" | "caller" | "upstream" | "idempotencyKey"
+    | "operation"
+    | "route"
+    | "path"
+    | "query"
+    | "body"
+    | "delegatedUser"
+    | "caller"
+    | "upstream"
+    | "idempotencyKey"
   >,
 ): string {
   return createHash("sha256")
     .update(
       canonical({
         operation: intent.operation,
+        route: intent.route,
         path: intent.path,
+        query: intent.query,
         body: intent.body,
         delegatedUser: intent.delegatedUser,
         caller: intent.caller,
