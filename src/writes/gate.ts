@@ -390,10 +390,13 @@ export class WriteGate {
     const recorded = intent.route;
     if (current && !recorded) return current; // drafted before routes were recorded
     if (!recorded)
-      throw new ApiError(`${intent.operation} is no longer offered and its route was not recorded.`, {
-        code: "not_offered",
-        operationId: intent.operation,
-      });
+      throw new ApiError(
+        `${intent.operation} is no longer offered and its route was not recorded.`,
+        {
+          code: "not_offered",
+          operationId: intent.operation,
+        },
+      );
     return {
       id: intent.operation,
       scope: current?.scope ?? "",
