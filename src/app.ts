@@ -1,9 +1,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
+import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ApiClient, connectApi } from "./api/client.js";
+import { normaliseContract, readContractFile } from "./api/contract/load.js";
+import type { Contract } from "./api/contract/types.js";
 import { Directory } from "./api/directory.js";
+import { resolveRoutes } from "./api/routes.js";
 import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
 import { draftToolNames, toolNames } from "./inventory/index.js";
 import { createLogger, SecretRedactor } from "./log.js";
@@ -34,6 +38,8 @@ export interface AppOptions {
  */
 export interface Prepared {
   config: Config;
+  /** The key's contract export, when one is configured (or the embedded sandbox's). */
+  contract: Contract | null;
   api: ApiClient;
   logger: ReturnType<typeof createLogger>;
   metrics: Metrics;
@@ -65,8 +71,20 @@ export async function prepare(
     "portfolio_mcp_upstream_calls_total",
     "Partner API attempts, by operation and status.",
   );
+  let contract: Contract | null;
+  try {
+    contract = await loadContract(config, sandbox);
+  } catch (error) {
+    await sandbox?.close();
+    throw error;
+  }
+  if (contract && config.api.routesFile)
+    config.warnings.push(
+      `PORTFOLIO_ROUTES_FILE (${config.api.routesFile}) is ignored: the contract in ${contract.source} gives every operation its method and path.`,
+    );
   const api = connectApi({
     settings: config.api,
+    routes: resolveRoutes(config.api.routesFile, contract),
     logger,
     redactor,
     userAgent: `portfolio-mcp/${VERSION}`,
@@ -89,6 +107,7 @@ export async function prepare(
   metrics.gauge("nodejs_heap_used_bytes", "V8 heap in use.", () => process.memoryUsage().heapUsed);
   return {
     config,
+    contract,
     api,
     logger,
     metrics,
@@ -250,6 +269,38 @@ function transportWarnings(config: Config, transport: AppOptions["transport"]): 
 }
 
 /** Points the configuration at the embedded sandbox, whatever the environment says about the API. */
+/**
+ * The key's contract: the export the operator configured, or, on the embedded sandbox, the
+ * export its administration route hands out for the demo key (the way a real administrator
+ * would export it, over loopback).
+ */
+async function loadContract(config: Config, sandbox: Sandbox | null): Promise<Contract | null> {
+  if (config.api.contractFile) return readContractFile(config.api.contractFile);
+  if (!sandbox) return null;
+  const url = new URL(
+    `/_admin/keys/${encodeURIComponent(config.api.keyId)}/contract.json`,
+    sandbox.baseUrl,
+  );
+  return normaliseContract(await getJson(url), "the embedded sandbox's export");
+}
+
+function getJson(url: URL): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    get(url, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => {
+        try {
+          if (res.statusCode !== 200) throw new Error(`${url} answered HTTP ${res.statusCode}`);
+          resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        } catch (error) {
+          reject(error);
+        }
+      });
+    }).on("error", reject);
+  });
+}
+
 function withSandbox(sources: ConfigSources, sandbox: Sandbox): ConfigSources {
   const c = sandbox.credentials;
   return {

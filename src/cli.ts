@@ -10,6 +10,7 @@ const FLAG_VARIABLES: Record<string, VariableName> = {
   "delegated-user-email": "PORTFOLIO_DELEGATED_USER_EMAIL",
   "delegated-user-id": "PORTFOLIO_DELEGATED_USER_ID",
   "routes-file": "PORTFOLIO_ROUTES_FILE",
+  "contract-file": "PORTFOLIO_CONTRACT_FILE",
   "state-dir": "PORTFOLIO_STATE_DIR",
   "export-dir": "PORTFOLIO_EXPORT_DIR",
   "log-level": "PORTFOLIO_LOG_LEVEL",
@@ -39,6 +40,7 @@ Options:
   --delegated-user-email E    sets PORTFOLIO_DELEGATED_USER_EMAIL
   --delegated-user-id ID      sets PORTFOLIO_DELEGATED_USER_ID
   --routes-file PATH          sets PORTFOLIO_ROUTES_FILE
+  --contract-file PATH        sets PORTFOLIO_CONTRACT_FILE
   --state-dir PATH            sets PORTFOLIO_STATE_DIR
   --export-dir PATH           sets PORTFOLIO_EXPORT_DIR
   --log-level LEVEL           sets PORTFOLIO_LOG_LEVEL

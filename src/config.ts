@@ -17,6 +17,8 @@ export interface ApiSettings {
   delegationHeaderPrefix: string;
   delegatedUser: DelegatedUser | null;
   routesFile: string | null;
+  /** The key's contract export (OpenAPI 3.1, JSON or YAML): what the server may offer. */
+  contractFile: string | null;
   timeoutMs: number;
   maxRetries: number;
   maxRetryWaitSeconds: number;
@@ -56,6 +58,11 @@ export interface WriteSettings {
   maxPendingDrafts: number;
   /** Seals input-required request states; null: a key generated into the state directory. */
   stateSecret: string | null;
+  /**
+   * Sensitive operations the operator offers anyway (RGPD erasure, user administration,
+   * settings, synchronisation and imports, deletions), by family or operation id.
+   */
+  allowSensitive: string[];
 }
 
 export interface Config {
@@ -120,7 +127,15 @@ const variables = z.object({
     z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "must be a header name prefix (letters, digits, -)"),
   ).describe("Delegation header prefix (default X-Service-Delegated-User)."),
   PORTFOLIO_ROUTES_FILE: optional(z.string()).describe(
-    "JSON file moving operations to other methods and paths.",
+    "JSON file moving operations to other methods and paths (ignored with a contract).",
+  ),
+  PORTFOLIO_CONTRACT_FILE: optional(z.string()).describe(
+    "The API key's contract export (OpenAPI, JSON or YAML): every operation it lists is offered.",
+  ),
+  PORTFOLIO_ALLOW_SENSITIVE: optional(
+    z.string().regex(/^[\w.,\s-]*$/, "must be a comma-separated list of families or operation ids"),
+  ).describe(
+    "Sensitive operations to offer anyway (deletions, RGPD erasure, users, settings, sync, imports): families or ids, comma-separated.",
   ),
   PORTFOLIO_STATE_DIR: optional(z.string()).describe(
     "Durable state (the write journal); default: the per-user data directory.",
@@ -274,6 +289,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
           ? { id: v.PORTFOLIO_DELEGATED_USER_ID }
           : null,
       routesFile: v.PORTFOLIO_ROUTES_FILE ?? null,
+      contractFile: v.PORTFOLIO_CONTRACT_FILE ?? null,
       timeoutMs: v.PORTFOLIO_HTTP_TIMEOUT_SECONDS * 1000,
       maxRetries: v.PORTFOLIO_MAX_RETRIES,
       maxRetryWaitSeconds: v.PORTFOLIO_MAX_RETRY_WAIT_SECONDS,
@@ -297,6 +313,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       confirmationTtlSeconds: v.PORTFOLIO_CONFIRMATION_TTL_SECONDS,
       maxPendingDrafts: v.PORTFOLIO_MAX_PENDING_DRAFTS,
       stateSecret: v.PORTFOLIO_STATE_SECRET ?? null,
+      allowSensitive: list(v.PORTFOLIO_ALLOW_SENSITIVE),
     },
     stateDirExplicit: v.PORTFOLIO_STATE_DIR !== undefined,
     stateDir:

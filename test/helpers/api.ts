@@ -14,6 +14,7 @@ export function apiSettings(sandbox: Sandbox, overrides: Partial<ApiSettings> = 
     delegationHeaderPrefix: c.delegationHeaderPrefix,
     delegatedUser: { email: c.delegatedUserEmail },
     routesFile: null,
+    contractFile: null,
     timeoutMs: 10_000,
     maxRetries: 3,
     maxRetryWaitSeconds: 30,

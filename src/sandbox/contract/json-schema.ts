@@ -15,30 +15,57 @@ export class SchemaCollector {
 
   /** Requests are described in their input form (defaults optional), responses in their output. */
   convert(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-    const {
-      $schema: _,
-      $defs,
-      ...root
-    } = z.toJSONSchema(schema, {
-      io,
-      metadata: components,
-      target: "draft-2020-12",
-      unrepresentable: ({ zodSchema }) => (zodSchema === jsonValue ? {} : "throw"),
-      override: ({ zodSchema, jsonSchema }) => tidy(zodSchema, jsonSchema),
-    }) as JsonSchema;
-    for (const [id, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) {
-      // zod names the definitions it had to make itself (cycles) `__schemaN`: none may reach
-      // the export, whose refs resolve against the document, not the schema.
-      if (id.startsWith("__")) throw new Error(`a recursive schema reached the export (${id})`);
-      const published = rewriteRefs(definition) as JsonSchema;
+    const { root, definitions } = converted(schema, io);
+    for (const [id, published] of Object.entries(definitions)) {
       const known = this.components[id];
-      if (known && JSON.stringify(known) !== JSON.stringify(published)) {
+      if (known && known !== published && JSON.stringify(known) !== JSON.stringify(published)) {
         throw new Error(`component ${id} differs between its ${io} and another use: inline one`);
       }
       this.components[id] = published;
     }
-    return rewriteRefs(root) as JsonSchema;
+    return root;
   }
+}
+
+interface Converted {
+  root: JsonSchema;
+  definitions: Record<string, JsonSchema>;
+}
+
+/**
+ * Each schema is converted once per direction and the result shared (read-only) by every
+ * export: the route table does not change while the sandbox runs, and converting it all is the
+ * bulk of an export's cost.
+ */
+const conversions = {
+  input: new WeakMap<z.ZodType, Converted>(),
+  output: new WeakMap<z.ZodType, Converted>(),
+};
+
+function converted(schema: z.ZodType, io: "input" | "output"): Converted {
+  const known = conversions[io].get(schema);
+  if (known) return known;
+  const {
+    $schema: _,
+    $defs,
+    ...root
+  } = z.toJSONSchema(schema, {
+    io,
+    metadata: components,
+    target: "draft-2020-12",
+    unrepresentable: ({ zodSchema }) => (zodSchema === jsonValue ? {} : "throw"),
+    override: ({ zodSchema, jsonSchema }) => tidy(zodSchema, jsonSchema),
+  }) as JsonSchema;
+  const definitions: Record<string, JsonSchema> = {};
+  for (const [id, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) {
+    // zod names the definitions it had to make itself (cycles) `__schemaN`: none may reach
+    // the export, whose refs resolve against the document, not the schema.
+    if (id.startsWith("__")) throw new Error(`a recursive schema reached the export (${id})`);
+    definitions[id] = rewriteRefs(definition) as JsonSchema;
+  }
+  const result = { root: rewriteRefs(root) as JsonSchema, definitions };
+  conversions[io].set(schema, result);
+  return result;
 }
 
 /**
