@@ -1,41 +1,41 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DEMO_KEYS } from "../../src/sandbox/index.js";
 import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
 let full: PartnerTestClient;
 let readOnly: PartnerTestClient;
 let limited: PartnerTestClient;
 let operationId: string;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({
-    keys: [
-      ...Object.values(DEMO_KEYS).map((k) => structuredClone(k)),
-      {
-        keyId: "wildops",
-        secret: "wild-secret",
-        label: "wildcard",
-        scopes: ["operations:*"],
-        capabilities: [],
-        delegatedUsers: [],
-      },
-      {
-        keyId: "starkey",
-        secret: "star-secret",
-        label: "everything",
-        scopes: ["*"],
-        capabilities: [],
-        delegatedUsers: [],
-      },
-    ],
-  });
-  full = PartnerTestClient.for(sandbox);
-  readOnly = PartnerTestClient.for(sandbox, DEMO_KEYS.readOnly);
-  limited = PartnerTestClient.for(sandbox, DEMO_KEYS.limited);
-  operationId = sandbox.control.state.data.operations[0]!.id;
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({
+  keys: [
+    ...Object.values(DEMO_KEYS).map((k) => structuredClone(k)),
+    {
+      keyId: "wildops",
+      secret: "wild-secret",
+      label: "wildcard",
+      scopes: ["operations:*"],
+      capabilities: [],
+      delegatedUsers: [],
+    },
+    {
+      keyId: "starkey",
+      secret: "star-secret",
+      label: "everything",
+      scopes: ["*"],
+      capabilities: [],
+      delegatedUsers: [],
+    },
+  ],
 });
-afterAll(() => sandbox.close());
+beforeAll(() => {
+  full = PartnerTestClient.for(env.sandbox);
+  readOnly = PartnerTestClient.for(env.sandbox, DEMO_KEYS.readOnly);
+  limited = PartnerTestClient.for(env.sandbox, DEMO_KEYS.limited);
+  operationId = env.data.operations[0]!.id;
+});
 
 describe("scopes, route and IP restrictions (spec part 5, authorisation)", () => {
   it("lets a read-only key read but refuses its writes with 403, scope and route_id", async () => {
@@ -55,9 +55,7 @@ describe("scopes, route and IP restrictions (spec part 5, authorisation)", () =>
   it("decides by scope, not by verb: the preview POST is a read, the workflow POST a write", async () => {
     const preview = await readOnly.call("POST", "/workflows/recommendations/preview", { body: {} });
     expect(preview.status).toBe(200);
-    const recommendation = sandbox.control.state.data.recommendations.find(
-      (r) => r.status === "validated",
-    )!;
+    const recommendation = env.data.recommendations.find((r) => r.status === "validated")!;
     const create = await readOnly.write(
       "POST",
       `/workflows/recommendations/${recommendation.id}/workflow`,
@@ -81,7 +79,7 @@ describe("scopes, route and IP restrictions (spec part 5, authorisation)", () =>
   });
 
   it("honours family wildcards and the global wildcard", async () => {
-    const wild = new PartnerTestClient(sandbox.baseUrl, {
+    const wild = new PartnerTestClient(env.sandbox.baseUrl, {
       keyId: "wildops",
       secret: "wild-secret",
     });
@@ -92,7 +90,7 @@ describe("scopes, route and IP restrictions (spec part 5, authorisation)", () =>
     ).toBe(201);
     const deals = await wild.get("/deals");
     expect(deals.body).toMatchObject({ reason_code: "insufficient_scope", scope: "deals:read" });
-    const star = new PartnerTestClient(sandbox.baseUrl, {
+    const star = new PartnerTestClient(env.sandbox.baseUrl, {
       keyId: "starkey",
       secret: "star-secret",
     });
@@ -101,7 +99,7 @@ describe("scopes, route and IP restrictions (spec part 5, authorisation)", () =>
 
   it("refuses a bearer used from an address outside the key's IP allowlist", async () => {
     const token = await readOnly.token();
-    sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: ["10.0.0.0/8", "192.168.1.7"] });
+    env.sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: ["10.0.0.0/8", "192.168.1.7"] });
     try {
       const refused = await readOnly.get("/taxonomies", { bearer: token });
       expect(refused.status).toBe(403);
@@ -109,10 +107,10 @@ describe("scopes, route and IP restrictions (spec part 5, authorisation)", () =>
         reason_code: "ip_not_allowed",
         route_id: "taxonomies_get",
       });
-      sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: ["127.0.0.0/8"] });
+      env.sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: ["127.0.0.0/8"] });
       expect((await readOnly.get("/taxonomies", { bearer: token })).status).toBe(200);
     } finally {
-      sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: undefined });
+      env.sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: undefined });
     }
   });
 });
@@ -146,7 +144,7 @@ describe("problem details (spec part 7)", () => {
     const unknown = await full.get("/nowhere");
     expect(unknown.status).toBe(404);
     expect(unknown.body.reason_code).toBe("route_not_found");
-    const outside = await fetch(sandbox.baseUrl.replace(/\/v1$/, "/v2/operations"));
+    const outside = await fetch(env.sandbox.baseUrl.replace(/\/v1$/, "/v2/operations"));
     expect(outside.status).toBe(404);
     const wrongMethod = await full.call("DELETE", "/operations");
     expect(wrongMethod.status).toBe(405);

@@ -1,35 +1,27 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { describe, expect, it } from "vitest";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
 // The sandbox's clock is the machine's: dates are relative to today, whatever day tests run.
 const DAY_MS = 86_400_000;
 const inDays = (days: number) => new Date(Date.now() + days * DAY_MS).toISOString().slice(0, 10);
 const TODAY = inDays(0);
-let sandbox: Sandbox;
-let client: PartnerTestClient;
 
 // Each test starts from the seeded data: state machines are about state.
-beforeEach(async () => {
-  await sandbox?.close();
-  // Bearers outlive the days the postponement test moves the clock by.
-  sandbox = await startSandbox({ rateLimit: false, today: TODAY, tokenTtlSeconds: 7 * 86_400 });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+// Bearers outlive the days the postponement test moves the clock by.
+const env = sandboxPerTest({ rateLimit: false, today: TODAY, tokenTtlSeconds: 7 * 86_400 });
 
-const alerts = () => sandbox.control.state.data.alerts;
+const alerts = () => env.data.alerts;
 const alertIn = (status: string) => {
   const alert = alerts().find((a) => a.status === status);
   if (!alert) throw new Error(`no seeded alert is ${status}`);
   return alert;
 };
 const move = (id: string, path: string, body?: unknown) =>
-  client.write("POST", `/alerts/${id}/${path}`, body);
+  env.client.write("POST", `/alerts/${id}/${path}`, body);
 
 describe("seeded alerts", () => {
   it("are about named operations, with every lifecycle state and linked notifications", async () => {
-    const { body } = await client.get("/alerts", { query: { limit: 200 } });
+    const { body } = await env.client.get("/alerts", { query: { limit: 200 } });
     expect(body.total).toBeGreaterThanOrEqual(25);
     expect(new Set(body.items.map((a: any) => a.status))).toEqual(
       new Set(["open", "acknowledged", "postponed", "resolved", "false_positive"]),
@@ -44,30 +36,32 @@ describe("seeded alerts", () => {
     const ltv = body.items.find((a: any) => a.alert_type === "ltv_breach" && a.metric);
     expect(ltv.metric).toMatchObject({ name: "ltv", unit: "%" });
     expect(Number(ltv.metric.value)).toBeGreaterThan(Number(ltv.metric.threshold));
-    const notified = sandbox.control.state.data.notifications.filter((n) => n.alert_id);
+    const notified = env.data.notifications.filter((n) => n.alert_id);
     for (const n of notified) expect(alerts().some((a) => a.id === n.alert_id)).toBe(true);
   });
 
   it("are where the calendar's proposals came from", () => {
     const ids = new Set(alerts().map((a) => a.id));
-    const proposals = sandbox.control.state.data.calendarEvents.filter((e) => e.source === "alert");
+    const proposals = env.data.calendarEvents.filter((e) => e.source === "alert");
     expect(proposals.length).toBeGreaterThan(0);
     for (const e of proposals) expect(ids.has(e.source_alert_id!)).toBe(true);
   });
 
   it("filter by status, severity, type and operation", async () => {
-    const critical = await client.get("/alerts", {
+    const critical = await env.client.get("/alerts", {
       query: { severity: "critical", status: "open" },
     });
     expect(critical.body.total).toBeGreaterThan(0);
     for (const a of critical.body.items)
       expect(a).toMatchObject({ severity: "critical", status: "open" });
     const one = alerts().find((a) => a.operation_id)!;
-    const byOperation = await client.get("/alerts", { query: { operation_id: one.operation_id! } });
+    const byOperation = await env.client.get("/alerts", {
+      query: { operation_id: one.operation_id! },
+    });
     expect(byOperation.body.items.every((a: any) => a.operation_id === one.operation_id)).toBe(
       true,
     );
-    const bad = await client.get("/alerts", { query: { status: "closed" } });
+    const bad = await env.client.get("/alerts", { query: { status: "closed" } });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].field).toBe("status");
   });
@@ -145,8 +139,8 @@ describe("the alert lifecycle", () => {
     const reply = await move(open.id, "postpone", { until: inDays(3) });
     expect(reply.body).toMatchObject({ status: "postponed", postponed_until: inDays(3) });
 
-    sandbox.control.skewClock(3 * 86_400);
-    const woken = await client.get(`/alerts/${open.id}`);
+    env.sandbox.control.skewClock(3 * 86_400);
+    const woken = await env.client.get(`/alerts/${open.id}`);
     expect(woken.body).toMatchObject({ status: "open", postponed_until: null });
     expect(woken.body.history.at(-1)).toMatchObject({
       from: "postponed",
@@ -154,26 +148,26 @@ describe("the alert lifecycle", () => {
       by: "system",
     });
     // It is announced again: a new unread notification, which keeps has_critical up.
-    const fresh = await client.get("/notifications", {
+    const fresh = await env.client.get("/notifications", {
       query: { unread_only: "true", limit: 200 },
     });
     expect(fresh.body.items.filter((n: any) => n.alert_id === open.id && !n.read)).toHaveLength(1);
-    expect((await client.get("/notifications/unread-count")).body.has_critical).toBe(true);
+    expect((await env.client.get("/notifications/unread-count")).body.has_critical).toBe(true);
   });
 
   it("answers 404 for an unknown alert and 422 for a malformed id", async () => {
     const unknown = await move("0b7c3f5e-2a41-4d2e-9b7e-8d4a1c2e3f40", "resolve");
     expect(unknown.status).toBe(404);
     expect(unknown.body.reason_code).toBe("alert_not_found");
-    expect((await client.get("/alerts/not-a-uuid")).status).toBe(422);
+    expect((await env.client.get("/alerts/not-a-uuid")).status).toBe(422);
   });
 });
 
 describe("notifications", () => {
   it("drive has_critical until every critical alert has been acted on", async () => {
-    expect((await client.get("/notifications/unread-count")).body.has_critical).toBe(true);
+    expect((await env.client.get("/notifications/unread-count")).body.has_critical).toBe(true);
     const criticalOpen = alerts().filter((a) => a.severity === "critical" && a.status === "open");
-    const unreadCritical = sandbox.control.state.data.notifications.filter(
+    const unreadCritical = env.data.notifications.filter(
       (n) => !n.read && n.severity === "critical",
     );
     // Every unread critical notification announces an open critical alert.
@@ -184,39 +178,39 @@ describe("notifications", () => {
       ).toBe(true);
     for (const [i, alert] of criticalOpen.entries())
       expect((await move(alert.id, i % 2 ? "resolve" : "acknowledge")).status).toBe(200);
-    expect((await client.get("/notifications/unread-count")).body.has_critical).toBe(false);
+    expect((await env.client.get("/notifications/unread-count")).body.has_critical).toBe(false);
   });
 
   it("list newest first, filter unread ones, and mark one read, twice harmlessly", async () => {
-    const all = await client.get("/notifications", { query: { limit: 200 } });
+    const all = await env.client.get("/notifications", { query: { limit: 200 } });
     const dates = all.body.items.map((n: any) => n.created_at);
     expect(dates).toEqual([...dates].sort().reverse());
-    const unread = await client.get("/notifications", {
+    const unread = await env.client.get("/notifications", {
       query: { unread_only: "true", limit: 200 },
     });
     expect(unread.body.items.every((n: any) => !n.read)).toBe(true);
     const one = unread.body.items[0];
-    const read = await client.write("POST", `/notifications/${one.id}/read`, undefined);
+    const read = await env.client.write("POST", `/notifications/${one.id}/read`, undefined);
     expect(read.body).toMatchObject({ id: one.id, read: true });
     expect(read.body.read_at).toEqual(expect.any(String));
-    const again = await client.write("POST", `/notifications/${one.id}/read`, undefined);
+    const again = await env.client.write("POST", `/notifications/${one.id}/read`, undefined);
     expect(again.body.read_at).toBe(read.body.read_at);
-    const count = (await client.get("/notifications/unread-count")).body.count;
+    const count = (await env.client.get("/notifications/unread-count")).body.count;
     expect(count).toBe(unread.body.total - 1);
-    expect((await client.get("/notifications", { query: { unread_only: "yes" } })).status).toBe(
+    expect((await env.client.get("/notifications", { query: { unread_only: "yes" } })).status).toBe(
       422,
     );
   });
 
   it("mark all read, or only those up to a time so that later ones stay unread", async () => {
-    const unread = sandbox.control.state.data.notifications
+    const unread = env.data.notifications
       .filter((n) => !n.read)
       .sort((a, b) => a.created_at.localeCompare(b.created_at));
     const cutoff = unread[Math.floor(unread.length / 2)]!.created_at;
     const later = unread.filter((n) => n.created_at > cutoff).length;
-    const partial = await client.write("POST", "/notifications/read-all", { before: cutoff });
+    const partial = await env.client.write("POST", "/notifications/read-all", { before: cutoff });
     expect(partial.body).toMatchObject({ marked: unread.length - later, count: later });
-    const rest = await client.write("POST", "/notifications/read-all", undefined);
+    const rest = await env.client.write("POST", "/notifications/read-all", undefined);
     expect(rest.body).toEqual({ marked: later, count: 0, has_critical: false });
   });
 });

@@ -1,18 +1,13 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { describe, expect, it } from "vitest";
+import { DEMO_KEYS } from "../../src/sandbox/index.js";
 import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false, today: "2026-11-21" });
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false, today: "2026-11-21" });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
-
-const events = () => sandbox.control.state.data.calendarEvents;
+const events = () => env.data.calendarEvents;
 const UNKNOWN = "0b7c3f5e-2a41-4d2e-9b7e-8d4a1c2e3f40";
 
 /** The digest spec part 2 describes, computed here independently: sha256 of canonical JSON. */
@@ -25,7 +20,7 @@ function digestOf(content: Record<string, unknown>): string {
 }
 
 describe("manual creation and its receipt", () => {
-  const operationId = () => sandbox.control.state.data.operations[3]!.id;
+  const operationId = () => env.data.operations[3]!.id;
   const creation = () => ({
     client_request_id: "crm-7f3a-comite",
     title: "Comité d'investissement",
@@ -35,7 +30,7 @@ describe("manual creation and its receipt", () => {
   });
 
   it("creates a manual event whose receipt carries the digest of its content", async () => {
-    const reply = await client.write("POST", "/calendar/events", creation());
+    const reply = await env.client.write("POST", "/calendar/events", creation());
     expect(reply.status).toBe(201);
     expect(reply.body).toMatchObject({
       title: "Comité d'investissement",
@@ -60,7 +55,7 @@ describe("manual creation and its receipt", () => {
       }),
       replayed: false,
     });
-    const read = await client.get(`/calendar/events/${reply.body.id}`);
+    const read = await env.client.get(`/calendar/events/${reply.body.id}`);
     expect(read.body.idempotency_receipt.replayed).toBe(false);
   });
 
@@ -70,7 +65,7 @@ describe("manual creation and its receipt", () => {
       (e) => e.idempotency_receipt?.client_request_id === "crm-7f3a-comite",
     )!;
     // Same content written differently: lower-case id, an explicit null for an absent field.
-    const replay = await client.write("POST", "/calendar/events", {
+    const replay = await env.client.write("POST", "/calendar/events", {
       ...creation(),
       operation_id: operationId(),
       description: null,
@@ -88,7 +83,7 @@ describe("manual creation and its receipt", () => {
 
   it("refuses the same client_request_id with other content", async () => {
     const before = events().length;
-    const conflict = await client.write("POST", "/calendar/events", {
+    const conflict = await env.client.write("POST", "/calendar/events", {
       ...creation(),
       event_date: "2026-12-04",
     });
@@ -101,7 +96,7 @@ describe("manual creation and its receipt", () => {
   });
 
   it("keeps client_request_ids apart per author", async () => {
-    const manager = PartnerTestClient.for(sandbox, DEMO_KEYS.portfolioManager);
+    const manager = PartnerTestClient.for(env.sandbox, DEMO_KEYS.portfolioManager);
     const other = await manager.write("POST", "/calendar/events", {
       ...creation(),
       event_date: "2026-12-04",
@@ -133,7 +128,7 @@ describe("manual creation and its receipt", () => {
   });
 
   it("refuses links to records the entity does not have, and bad fields, by name", async () => {
-    const reply = await client.write("POST", "/calendar/events", {
+    const reply = await env.client.write("POST", "/calendar/events", {
       ...creation(),
       client_request_id: "crm-unknown-link",
       spv_id: UNKNOWN,
@@ -141,7 +136,7 @@ describe("manual creation and its receipt", () => {
     expect(reply.status).toBe(422);
     expect(reply.body).toMatchObject({ reason_code: "reference_not_found" });
     expect(reply.body.errors[0].field).toBe("spv_id");
-    const long = await client.write("POST", "/calendar/events", {
+    const long = await env.client.write("POST", "/calendar/events", {
       ...creation(),
       client_request_id: "crm-long",
       title: "x".repeat(301),
@@ -151,7 +146,9 @@ describe("manual creation and its receipt", () => {
       "title max length 300",
       "event_type max length 50",
     ]);
-    const missing = await client.write("POST", "/calendar/events", { title: "Sans identifiant" });
+    const missing = await env.client.write("POST", "/calendar/events", {
+      title: "Sans identifiant",
+    });
     expect(missing.body.errors.map((e: any) => e.field)).toContain("client_request_id");
   });
 });
@@ -159,7 +156,7 @@ describe("manual creation and its receipt", () => {
 describe("changing and deleting events", () => {
   it("updates only what is sent, clears with null, and refuses an empty change", async () => {
     const event = events().find((e) => e.description && e.operation_id)!;
-    const reply = await client.write("PATCH", `/calendar/events/${event.id}`, {
+    const reply = await env.client.write("PATCH", `/calendar/events/${event.id}`, {
       title: "Test de covenant avancé",
       description: null,
     });
@@ -171,25 +168,27 @@ describe("changing and deleting events", () => {
       event_date: event.event_date,
     });
     expect(reply.body.updated_at > reply.body.created_at).toBe(true);
-    const empty = await client.write("PATCH", `/calendar/events/${event.id}`, {});
+    const empty = await env.client.write("PATCH", `/calendar/events/${event.id}`, {});
     expect(empty.status).toBe(422);
-    const nullTitle = await client.write("PATCH", `/calendar/events/${event.id}`, { title: null });
+    const nullTitle = await env.client.write("PATCH", `/calendar/events/${event.id}`, {
+      title: null,
+    });
     expect(nullTitle.status).toBe(422);
   });
 
   it("deletes manual events only; their receipt outlives them", async () => {
-    const created = await client.write("POST", "/calendar/events", {
+    const created = await env.client.write("POST", "/calendar/events", {
       client_request_id: "crm-to-delete",
       title: "Visite annulée",
       event_date: "2026-12-10",
       event_type: "visite_chantier",
     });
-    const deleted = await client.call("DELETE", `/calendar/events/${created.body.id}`, {
+    const deleted = await env.client.call("DELETE", `/calendar/events/${created.body.id}`, {
       idempotencyKey: "delete-1",
     });
     expect(deleted.status).toBe(204);
-    expect((await client.get(`/calendar/events/${created.body.id}`)).status).toBe(404);
-    const resend = await client.write("POST", "/calendar/events", {
+    expect((await env.client.get(`/calendar/events/${created.body.id}`)).status).toBe(404);
+    const resend = await env.client.write("POST", "/calendar/events", {
       client_request_id: "crm-to-delete",
       title: "Visite annulée",
       event_date: "2026-12-10",
@@ -199,12 +198,12 @@ describe("changing and deleting events", () => {
     expect(resend.body.reason_code).toBe("manual_creation_deleted");
 
     const scheduled = events().find((e) => e.source === "operation_schedule")!;
-    const refused = await client.call("DELETE", `/calendar/events/${scheduled.id}`, {
+    const refused = await env.client.call("DELETE", `/calendar/events/${scheduled.id}`, {
       idempotencyKey: "delete-2",
     });
     expect(refused.status).toBe(409);
     expect(refused.body.reason_code).toBe("event_not_manual");
-    const missing = await client.call("DELETE", `/calendar/events/${UNKNOWN}`, {
+    const missing = await env.client.call("DELETE", `/calendar/events/${UNKNOWN}`, {
       idempotencyKey: "delete-3",
     });
     expect(missing.status).toBe(404);
@@ -223,17 +222,25 @@ describe("proposals", () => {
 
   it("accepts or rejects an undecided proposal once, and nothing else", async () => {
     const [first, second] = undecided();
-    const accepted = await client.write("POST", `/calendar/events/${first!.id}/accept`, undefined);
+    const accepted = await env.client.write(
+      "POST",
+      `/calendar/events/${first!.id}/accept`,
+      undefined,
+    );
     expect(accepted.status).toBe(200);
     expect(accepted.body.accepted).toBe(true);
-    const rejected = await client.write("POST", `/calendar/events/${second!.id}/reject`, undefined);
+    const rejected = await env.client.write(
+      "POST",
+      `/calendar/events/${second!.id}/reject`,
+      undefined,
+    );
     expect(rejected.body.accepted).toBe(false);
     for (const [event, decision] of [
       [first, "reject"],
       [first, "accept"],
       [second, "accept"],
     ] as const) {
-      const again = await client.write(
+      const again = await env.client.write(
         "POST",
         `/calendar/events/${event!.id}/${decision}`,
         undefined,
@@ -245,7 +252,7 @@ describe("proposals", () => {
       });
     }
     const manual = events().find((e) => e.source === "manual")!;
-    const notProposal = await client.write(
+    const notProposal = await env.client.write(
       "POST",
       `/calendar/events/${manual.id}/accept`,
       undefined,

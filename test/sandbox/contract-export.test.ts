@@ -2,18 +2,18 @@ import { execFile } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { validate } from "@readme/openapi-parser";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createAdmin } from "../../src/sandbox/admin.js";
 import { CONTRACT_TABLE } from "../../src/sandbox/contract/table.js";
 import {
   DEMO_KEYS,
   demoContract,
   type OpenApiDocument,
-  type Sandbox,
   startSandbox,
 } from "../../src/sandbox/index.js";
 import { ROUTES } from "../../src/sandbox/routes.js";
 import { EXCHANGE_OPERATION } from "../../src/sandbox/tokens.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
 /**
  * The full key's export is committed in test/snapshots so that every change to the contract is
@@ -224,20 +224,19 @@ describe("exports of the other demo keys", () => {
 });
 
 describe("serving the export", () => {
-  let sandbox: Sandbox;
+  // One sandbox for these tests: they only read what it serves.
+  const env = sharedSandbox({ rateLimit: false });
   let admin: string;
-  beforeAll(async () => {
-    sandbox = await startSandbox({ rateLimit: false });
-    admin = sandbox.baseUrl.replace(/\/v1$/, "/_admin");
+  beforeAll(() => {
+    admin = env.sandbox.baseUrl.replace(/\/v1$/, "/_admin");
   });
-  afterAll(() => sandbox.close());
 
   it("serves each key's export over loopback without a bearer", async () => {
     for (const key of Object.values(DEMO_KEYS)) {
       const res = await fetch(`${admin}/keys/${key.keyId}/contract.json`);
       expect(res.status).toBe(200);
       const served = (await res.json()) as any;
-      expect(served.servers).toEqual([{ url: sandbox.baseUrl }]);
+      expect(served.servers).toEqual([{ url: env.sandbox.baseUrl }]);
       const expected = exportOf(key.keyId) as any;
       served["x-key"].exported_at = EXPORTED_AT;
       expected.servers = served.servers;

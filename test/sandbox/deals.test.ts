@@ -1,32 +1,23 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEAL_MOVES } from "../../src/sandbox/handlers/deals.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import type { DealStatus } from "../../src/sandbox/models/deals.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
-
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
 // Each test starts from the seeded data: the pipeline is about state.
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+const env = sandboxPerTest({ rateLimit: false });
 
-const deals = () => sandbox.control.state.data.deals;
+const deals = () => env.data.deals;
 const dealIn = (status: DealStatus) => {
   const deal = deals().find((d) => d.status === status);
   if (!deal) throw new Error(`no seeded deal is ${status}`);
   return deal;
 };
-const patch = (id: string, body: unknown) => client.write("PATCH", `/deals/${id}`, body);
+const patch = (id: string, body: unknown) => env.client.write("PATCH", `/deals/${id}`, body);
 
 describe("deal creation", () => {
   it("enters the pipeline at sourcing, dated today, and is listed", async () => {
-    const operator = sandbox.control.state.data.operators[0]!;
-    const reply = await client.write("POST", "/deals", {
+    const operator = env.data.operators[0]!;
+    const reply = await env.client.write("POST", "/deals", {
       name: "Acquisition foncier Annecy – Belvédère",
       montant_estime: "3500000.00",
       classe_actif: "residentiel",
@@ -40,7 +31,7 @@ describe("deal creation", () => {
       date_sourcing: new Date().toISOString().slice(0, 10),
       date_closing_prevue: null,
     });
-    const listed = await client.get("/deals", { query: { status: "sourcing", limit: 200 } });
+    const listed = await env.client.get("/deals", { query: { status: "sourcing", limit: 200 } });
     expect(listed.body.items.map((d: any) => d.id)).toContain(reply.body.id);
   });
 
@@ -61,7 +52,7 @@ describe("deal creation", () => {
       [{ name: "X", montant_estime: "-10.00" }, "validation_failed", "montant_estime"],
     ] as const;
     for (const [body, reason, field] of refusals) {
-      const reply = await client.write("POST", "/deals", body);
+      const reply = await env.client.write("POST", "/deals", body);
       expect(reply.status, JSON.stringify(body)).toBe(422);
       expect(reply.body.reason_code).toBe(reason);
       expect(reply.body.errors[0].field).toBe(field);
@@ -112,14 +103,14 @@ describe("the deal pipeline", () => {
 
 describe("deal notes", () => {
   it("are seeded on every deal, newest first, about the steps it went through", async () => {
-    const data = sandbox.control.state.data;
+    const data = env.data;
     for (const deal of data.deals)
       expect(
         data.dealNotes.some((n) => n.deal_id === deal.id),
         deal.name,
       ).toBe(true);
     const abandoned = dealIn("abandonne");
-    const { body } = await client.get(`/deals/${abandoned.id}/notes`);
+    const { body } = await env.client.get(`/deals/${abandoned.id}/notes`);
     expect(body.total).toBeGreaterThan(0);
     const dates = body.items.map((n: any) => n.date);
     expect(dates).toEqual([...dates].sort().reverse());
@@ -127,13 +118,13 @@ describe("deal notes", () => {
 
   it("are added by the key's service account and changed field by field", async () => {
     const deal = dealIn("comite");
-    const created = await client.write("POST", `/deals/${deal.id}/notes`, {
+    const created = await env.client.write("POST", `/deals/${deal.id}/notes`, {
       content: "Comité du jour : accord sous réserve de la GFA.",
       note_type: "comite",
     });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ deal_id: deal.id, user_id: "apikey:sandboxdemo" });
-    const changed = await client.write("PATCH", `/deals/${deal.id}/notes/${created.body.id}`, {
+    const changed = await env.client.write("PATCH", `/deals/${deal.id}/notes/${created.body.id}`, {
       content: "Comité du jour : accord, GFA reçue.",
     });
     expect(changed.status).toBe(200);
@@ -141,14 +132,14 @@ describe("deal notes", () => {
       note_type: "comite",
       content: "Comité du jour : accord, GFA reçue.",
     });
-    const elsewhere = await client.write(
+    const elsewhere = await env.client.write(
       "PATCH",
       `/deals/${dealIn("closing").id}/notes/${created.body.id}`,
       { content: "x" },
     );
     expect(elsewhere.status).toBe(404);
     expect(elsewhere.body.reason_code).toBe("deal_note_not_found");
-    const nulled = await client.write("PATCH", `/deals/${deal.id}/notes/${created.body.id}`, {
+    const nulled = await env.client.write("PATCH", `/deals/${deal.id}/notes/${created.body.id}`, {
       content: null,
     });
     expect(nulled.status).toBe(422);

@@ -1,59 +1,54 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, DEMO_USERS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { describe, expect, it } from "vitest";
+import { DEMO_KEYS, DEMO_USERS, startSandbox } from "../../src/sandbox/index.js";
 import { asUser, PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({
+  keys: [
+    ...Object.values(DEMO_KEYS).map((k) => structuredClone(k)),
+    {
+      keyId: "nobodykey",
+      secret: "nobody-secret",
+      label: "empty allowlist",
+      scopes: ["users:read", "users:write"],
+      capabilities: ["user_self_service", "saved_views", "custom_dashboards"],
+      delegatedUsers: [],
+    },
+    {
+      keyId: "viewsonly",
+      secret: "views-secret",
+      label: "saved views only",
+      scopes: ["users:read", "users:write"],
+      capabilities: ["saved_views"],
+      delegatedUsers: [DEMO_USERS.camille],
+    },
+  ],
+});
 
 const user = (id: string) => {
-  const found = sandbox.control.state.data.users.find((u) => u.id === id);
+  const found = env.data.users.find((u) => u.id === id);
   if (!found) throw new Error(`no demo user ${id}`);
   return found;
 };
 
-beforeAll(async () => {
-  sandbox = await startSandbox({
-    keys: [
-      ...Object.values(DEMO_KEYS).map((k) => structuredClone(k)),
-      {
-        keyId: "nobodykey",
-        secret: "nobody-secret",
-        label: "empty allowlist",
-        scopes: ["users:read", "users:write"],
-        capabilities: ["user_self_service", "saved_views", "custom_dashboards"],
-        delegatedUsers: [],
-      },
-      {
-        keyId: "viewsonly",
-        secret: "views-secret",
-        label: "saved views only",
-        scopes: ["users:read", "users:write"],
-        capabilities: ["saved_views"],
-        delegatedUsers: [DEMO_USERS.camille],
-      },
-    ],
-  });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
-
 describe("delegation headers on /users/me* (spec part 5)", () => {
   it("acts for the user named by email (case-insensitive) or by id", async () => {
-    const byEmail = await client.get("/users/me", {
+    const byEmail = await env.client.get("/users/me", {
       delegate: "none",
       headers: { "X-Service-Delegated-User-Email": "  Camille.Martin@Aurore-Capital.example " },
     });
     expect(byEmail.status).toBe(200);
     expect(byEmail.body.id).toBe(DEMO_USERS.camille);
-    const byId = await client.get("/users/me", { delegate: "id" });
+    const byId = await env.client.get("/users/me", { delegate: "id" });
     expect(byId.body.email).toBe("camille.martin@aurore-capital.example");
   });
 
   it("answers 400 when no header or both headers are sent", async () => {
-    const none = await client.get("/users/me", { delegate: "none" });
+    const none = await env.client.get("/users/me", { delegate: "none" });
     expect(none.status).toBe(400);
     expect(none.body.reason_code).toBe("delegation_header_missing");
-    const both = await client.get("/users/me/saved-views", {
+    const both = await env.client.get("/users/me/saved-views", {
       delegate: "email",
       headers: { "X-Service-Delegated-User-Id": DEMO_USERS.camille },
     });
@@ -62,7 +57,7 @@ describe("delegation headers on /users/me* (spec part 5)", () => {
   });
 
   it("answers 404 for a user outside the entity", async () => {
-    const stranger = asUser(client, { email: "nobody@elsewhere.example", id: "usr_nobody" });
+    const stranger = asUser(env.client, { email: "nobody@elsewhere.example", id: "usr_nobody" });
     const reply = await stranger.get("/users/me");
     expect(reply.status).toBe(404);
     expect(reply.body.reason_code).toBe("delegated_user_not_found");
@@ -73,14 +68,14 @@ describe("delegation headers on /users/me* (spec part 5)", () => {
     ["invited", DEMO_USERS.lea, "delegated_user_not_approved"],
     ["not on the key's allowlist", DEMO_USERS.thomas, "delegated_user_not_allowed"],
   ])("answers 403 for a %s user", async (_case, id, reason) => {
-    const reply = await asUser(client, user(id)).get("/users/me");
+    const reply = await asUser(env.client, user(id)).get("/users/me");
     expect(reply.status).toBe(403);
     expect(reply.body.reason_code).toBe(reason);
   });
 
   it("treats an empty allowlist as nobody", async () => {
     const nobody = asUser(
-      new PartnerTestClient(sandbox.baseUrl, { keyId: "nobodykey", secret: "nobody-secret" }),
+      new PartnerTestClient(env.sandbox.baseUrl, { keyId: "nobodykey", secret: "nobody-secret" }),
       user(DEMO_USERS.camille),
     );
     const reply = await nobody.get("/users/me");
@@ -90,7 +85,7 @@ describe("delegation headers on /users/me* (spec part 5)", () => {
 
   it("requires the route's capability on the key", async () => {
     const viewsOnly = asUser(
-      new PartnerTestClient(sandbox.baseUrl, { keyId: "viewsonly", secret: "views-secret" }),
+      new PartnerTestClient(env.sandbox.baseUrl, { keyId: "viewsonly", secret: "views-secret" }),
       user(DEMO_USERS.camille),
     );
     expect((await viewsOnly.get("/users/me/saved-views")).status).toBe(200);
@@ -104,7 +99,7 @@ describe("delegation headers on /users/me* (spec part 5)", () => {
   });
 
   it("lets a read-only user read but not write", async () => {
-    const julien = asUser(client, user(DEMO_USERS.julien));
+    const julien = asUser(env.client, user(DEMO_USERS.julien));
     expect((await julien.get("/users/me/custom-dashboards")).status).toBe(200);
     const write = await julien.write("POST", "/users/me/custom-dashboards", { name: "Refusé" });
     expect(write.status).toBe(403);
@@ -112,7 +107,7 @@ describe("delegation headers on /users/me* (spec part 5)", () => {
   });
 
   it("sends no delegation requirement to routes outside /users/me", async () => {
-    expect((await client.get("/taxonomies", { delegate: "none" })).status).toBe(200);
+    expect((await env.client.get("/taxonomies", { delegate: "none" })).status).toBe(200);
   });
 
   it("uses the configured header prefix", async () => {
@@ -133,8 +128,8 @@ describe("delegation headers on /users/me* (spec part 5)", () => {
 
 describe("ownership of saved views and dashboards", () => {
   it("shows each user only their own views and dashboards", async () => {
-    const camille = asUser(client, user(DEMO_USERS.camille));
-    const julien = asUser(client, user(DEMO_USERS.julien));
+    const camille = asUser(env.client, user(DEMO_USERS.camille));
+    const julien = asUser(env.client, user(DEMO_USERS.julien));
     const camilleViews = (await camille.get("/users/me/saved-views")).body;
     const julienViews = (await julien.get("/users/me/saved-views")).body;
     expect(camilleViews.total).toBe(3);
@@ -152,10 +147,8 @@ describe("ownership of saved views and dashboards", () => {
   });
 
   it("answers 404 when a user updates someone else's view", async () => {
-    const julienView = sandbox.control.state.data.savedViews.find(
-      (v) => v.user_id === DEMO_USERS.julien,
-    )!;
-    const reply = await asUser(client, user(DEMO_USERS.camille)).write(
+    const julienView = env.data.savedViews.find((v) => v.user_id === DEMO_USERS.julien)!;
+    const reply = await asUser(env.client, user(DEMO_USERS.camille)).write(
       "PATCH",
       `/users/me/saved-views/${julienView.id}`,
       {

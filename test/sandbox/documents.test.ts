@@ -1,30 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DEMO_KEYS } from "../../src/sandbox/index.js";
 import { pdfText, renderPdf } from "../../src/sandbox/pdf.js";
 import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
 let full: PartnerTestClient;
 let pm: PartnerTestClient;
 let readOnly: PartnerTestClient;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false, maxUploadBytes: 64 * 1024 });
-  full = PartnerTestClient.for(sandbox, DEMO_KEYS.full);
-  pm = PartnerTestClient.for(sandbox, DEMO_KEYS.portfolioManager);
-  readOnly = PartnerTestClient.for(sandbox, DEMO_KEYS.readOnly);
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false, maxUploadBytes: 64 * 1024 });
+beforeAll(() => {
+  full = PartnerTestClient.for(env.sandbox, DEMO_KEYS.full);
+  pm = PartnerTestClient.for(env.sandbox, DEMO_KEYS.portfolioManager);
+  readOnly = PartnerTestClient.for(env.sandbox, DEMO_KEYS.readOnly);
 });
-afterAll(() => sandbox.close());
 
-const data = () => sandbox.control.state.data;
 const room = (prefix: string) => {
-  const found = data().datarooms.find((d) => d.name.startsWith(prefix));
+  const found = env.data.datarooms.find((d) => d.name.startsWith(prefix));
   if (!found) throw new Error(`no dataroom ${prefix}`);
   return found;
 };
-const docIn = (roomId: string) => data().documents.find((d) => d.dataroom?.id === roomId)!;
-const openDoc = (test: (d: ReturnType<typeof data>["documents"][number]) => boolean) =>
-  data().documents.find((d) => d.dataroom === null && test(d))!;
+const docIn = (roomId: string) => env.data.documents.find((d) => d.dataroom?.id === roomId)!;
+const openDoc = (test: (d: (typeof env.data)["documents"][number]) => boolean) =>
+  env.data.documents.find((d) => d.dataroom === null && test(d))!;
 
 /** A multipart upload as fetch sends it, with the client's bearer. */
 async function upload(
@@ -36,7 +35,7 @@ async function upload(
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   if (file) form.append("file", new Blob([file.bytes], { type: file.type }), file.name);
-  const res = await fetch(`${sandbox.baseUrl}/documents`, {
+  const res = await fetch(`${env.sandbox.baseUrl}/documents`, {
     method: "POST",
     headers: { authorization: `Bearer ${await client.token()}`, "idempotency-key": idempotencyKey },
     body: form,
@@ -62,13 +61,13 @@ describe("seeded documents", () => {
     const { body } = await full.get("/documents", { query: { limit: 100 } });
     expect(body.total).toBeGreaterThan(100);
     const targets = new Set(
-      data().documents.flatMap((d) => d.attachments.map((a) => a.target_type)),
+      env.data.documents.flatMap((d) => d.attachments.map((a) => a.target_type)),
     );
     expect(targets).toEqual(new Set(["operation", "operateur", "fond", "spv"]));
     const dates = body.items.map((d: any) => d.document_date ?? "");
     expect(dates).toEqual([...dates].sort().reverse());
-    const operation = data().operations.find((o) =>
-      data().documents.some((d) => d.attachments.some((a) => a.target_id === o.id)),
+    const operation = env.data.operations.find((o) =>
+      env.data.documents.some((d) => d.attachments.some((a) => a.target_id === o.id)),
     )!;
     const mine = await full.get(`/operations/${operation.id}/documents`);
     expect(mine.body.total).toBeGreaterThan(0);
@@ -82,7 +81,7 @@ describe("seeded documents", () => {
     const report = openDoc(
       (d) => d.category === "reporting" && d.attachments[0]?.target_type === "operation",
     );
-    const operation = data().operations.find((o) => o.id === report.attachments[0]!.target_id)!;
+    const operation = env.data.operations.find((o) => o.id === report.attachments[0]!.target_id)!;
     const reply = await full.get(`/documents/${report.id}/download`);
     expect(reply.status).toBe(200);
     expect(reply.headers.get("content-type")).toBe("application/pdf");
@@ -112,7 +111,7 @@ describe("seeded documents", () => {
 
   it("refuse a file that is archived or was never received, with its status", async () => {
     for (const status of ["archived", "missing"] as const) {
-      const document = data().documents.find((d) => d.file_status === status)!;
+      const document = env.data.documents.find((d) => d.file_status === status)!;
       expect(document.size_bytes).toBeNull();
       const reply = await full.get(`/documents/${document.id}/download`);
       expect(reply.status, status).toBe(409);
@@ -189,7 +188,7 @@ describe("dataroom rights", () => {
 });
 
 describe("uploads", () => {
-  const operation = () => data().operations.find((o) => o.status === "travaux")!;
+  const operation = () => env.data.operations.find((o) => o.status === "travaux")!;
   const pdf = () =>
     renderPdf({
       title: "Procès-verbal de chantier",
@@ -230,7 +229,7 @@ describe("uploads", () => {
   });
 
   it("refuse a body over the cap with 413 before anything is stored", async () => {
-    const before = data().documents.length;
+    const before = env.data.documents.length;
     const big = Buffer.concat([Buffer.from("%PDF-1.4\n"), Buffer.alloc(70 * 1024, 0x20)]);
     const reply = await upload(
       full,
@@ -242,7 +241,7 @@ describe("uploads", () => {
       reason_code: "payload_too_large",
       route_id: "document_upload",
     });
-    expect(data().documents.length).toBe(before);
+    expect(env.data.documents.length).toBe(before);
   });
 
   it("refuse a file whose bytes are not its type, a type it does not take, a missing file", async () => {
@@ -292,17 +291,17 @@ describe("uploads", () => {
   it("replay the same upload under the same Idempotency-Key without storing it twice", async () => {
     const file = { bytes: pdf(), type: "application/pdf", name: "rejoue.pdf" };
     const first = await upload(full, { category: "autre" }, file, "upload-replay");
-    const count = data().documents.length;
+    const count = env.data.documents.length;
     const again = await upload(full, { category: "autre" }, file, "upload-replay");
     expect(again.body.id).toBe(first.body.id);
-    expect(data().documents.length).toBe(count);
+    expect(env.data.documents.length).toBe(count);
   });
 });
 
 describe("attachments and deletion", () => {
   it("attach once to an existing record, detach, and refuse what makes no sense", async () => {
     const document = openDoc((d) => d.category === "financier" && d.file.kind === "pdf");
-    const fund = data().funds[0]!;
+    const fund = env.data.funds[0]!;
     const path = `/documents/${document.id}/attachments`;
     const created = await full.write("POST", path, { target_type: "fond", target_id: fund.id });
     expect(created.status).toBe(201);
@@ -329,7 +328,7 @@ describe("attachments and deletion", () => {
   it("refuse to delete a document while an extraction job on it runs, then delete it", async () => {
     const document = openDoc(
       (d) =>
-        d.category === "reporting" && !data().extractionJobs.some((j) => j.document_id === d.id),
+        d.category === "reporting" && !env.data.extractionJobs.some((j) => j.document_id === d.id),
     );
     const job = await full.write("POST", `/documents/${document.id}/extraction-jobs`, undefined);
     expect(job.status).toBe(202);

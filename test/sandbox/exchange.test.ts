@@ -1,21 +1,16 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { describe, expect, it } from "vitest";
+import { DEMO_KEYS, startSandbox } from "../../src/sandbox/index.js";
 import { PartnerTestClient, signedExchange } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox();
 
 describe("token exchange (spec part 5)", () => {
   it("issues a bearer with access_token, expires_in, expires_at and environment", async () => {
     const before = Date.now();
-    const reply = await client.exchange();
+    const reply = await env.client.exchange();
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({
       token_type: "Bearer",
@@ -29,13 +24,15 @@ describe("token exchange (spec part 5)", () => {
   });
 
   it("refuses a signature made with the wrong secret, and an unknown key id, with 401", async () => {
-    const wrongSecret = await client.exchange(
+    const wrongSecret = await env.client.exchange(
       signedExchange({ keyId: "sandboxdemo", secret: "nope" }),
     );
     expect(wrongSecret.status).toBe(401);
     expect(wrongSecret.body).toMatchObject({ status: 401, reason_code: "invalid_signature" });
     expect(wrongSecret.headers.get("content-type")).toContain("application/problem+json");
-    const unknownKey = await client.exchange(signedExchange({ keyId: "nosuchkey", secret: "x" }));
+    const unknownKey = await env.client.exchange(
+      signedExchange({ keyId: "nosuchkey", secret: "x" }),
+    );
     expect(unknownKey.status).toBe(401);
     expect(unknownKey.body.reason_code).toBe("invalid_signature");
   });
@@ -57,8 +54,8 @@ describe("token exchange (spec part 5)", () => {
   ])(
     "refuses an invalid %s with 422 naming the field and rule (%j)",
     async (field, patch, rule) => {
-      const fields = { ...signedExchange(sandbox.credentials), ...patch };
-      const reply = await client.exchange(JSON.parse(JSON.stringify(fields)));
+      const fields = { ...signedExchange(env.sandbox.credentials), ...patch };
+      const reply = await env.client.exchange(JSON.parse(JSON.stringify(fields)));
       expect(reply.status).toBe(422);
       expect(reply.body.detail).toContain(field);
       expect(reply.body.errors).toEqual(
@@ -71,12 +68,12 @@ describe("token exchange (spec part 5)", () => {
 
   it("accepts a timestamp inside the clock window and refuses one outside it, with the server Date", async () => {
     const now = Math.floor(Date.now() / 1000);
-    const inside = await client.exchange(
-      signedExchange(sandbox.credentials, { timestamp: now - 290 }),
+    const inside = await env.client.exchange(
+      signedExchange(env.sandbox.credentials, { timestamp: now - 290 }),
     );
     expect(inside.status).toBe(200);
-    const outside = await client.exchange(
-      signedExchange(sandbox.credentials, { timestamp: now + 310 }),
+    const outside = await env.client.exchange(
+      signedExchange(env.sandbox.credentials, { timestamp: now + 310 }),
     );
     expect(outside.status).toBe(401);
     expect(outside.body.reason_code).toBe("timestamp_out_of_window");
@@ -85,31 +82,31 @@ describe("token exchange (spec part 5)", () => {
   });
 
   it("refuses a reused nonce and a replayed signed payload", async () => {
-    const fields = signedExchange(sandbox.credentials);
-    expect((await client.exchange(fields)).status).toBe(200);
-    const replay = await client.exchange(fields);
+    const fields = signedExchange(env.sandbox.credentials);
+    expect((await env.client.exchange(fields)).status).toBe(200);
+    const replay = await env.client.exchange(fields);
     expect(replay.status).toBe(401);
     expect(replay.body.reason_code).toBe("signature_replayed");
-    const sameNonce = signedExchange(sandbox.credentials, {
+    const sameNonce = signedExchange(env.sandbox.credentials, {
       nonce: fields.nonce,
       timestamp: fields.timestamp - 1,
     });
-    const reused = await client.exchange(sameNonce);
+    const reused = await env.client.exchange(sameNonce);
     expect(reused.status).toBe(401);
     expect(reused.body.reason_code).toBe("nonce_reused");
   });
 
   it("refuses GET on the token route, non-JSON bodies and malformed JSON", async () => {
-    const get = await fetch(`${sandbox.baseUrl}/auth/token`);
+    const get = await fetch(`${env.sandbox.baseUrl}/auth/token`);
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");
-    const text = await fetch(`${sandbox.baseUrl}/auth/token`, {
+    const text = await fetch(`${env.sandbox.baseUrl}/auth/token`, {
       method: "POST",
       headers: { "content-type": "text/plain" },
       body: "key_id=x",
     });
     expect(text.status).toBe(415);
-    const malformed = await fetch(`${sandbox.baseUrl}/auth/token`, {
+    const malformed = await fetch(`${env.sandbox.baseUrl}/auth/token`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{",
@@ -121,19 +118,19 @@ describe("token exchange (spec part 5)", () => {
 
 describe("bearers on business routes", () => {
   it("answers 401 with WWW-Authenticate when the bearer is missing, unknown or expired", async () => {
-    const missing = await client.get("/operations", { bearer: null });
+    const missing = await env.client.get("/operations", { bearer: null });
     expect(missing.status).toBe(401);
     expect(missing.body.reason_code).toBe("missing_token");
     expect(missing.headers.get("www-authenticate")).toMatch(/^Bearer /);
-    const unknown = await client.get("/operations", { bearer: "sbx_not-a-real-token" });
+    const unknown = await env.client.get("/operations", { bearer: "sbx_not-a-real-token" });
     expect(unknown.status).toBe(401);
     expect(unknown.body.reason_code).toBe("invalid_token");
   });
 
   it("expires every bearer on demand", async () => {
-    const own = new PartnerTestClient(sandbox.baseUrl, sandbox.credentials);
+    const own = new PartnerTestClient(env.sandbox.baseUrl, env.sandbox.credentials);
     expect((await own.get("/taxonomies")).status).toBe(200);
-    expect(sandbox.control.expireAllBearers()).toBeGreaterThan(0);
+    expect(env.sandbox.control.expireAllBearers()).toBeGreaterThan(0);
     const after = await own.get("/taxonomies");
     expect(after.status).toBe(401);
     expect(after.body.reason_code).toBe("invalid_token");
@@ -187,30 +184,30 @@ describe("exchange settings", () => {
   });
 
   it("shows a skewed server clock in its Date header and judges timestamps by it", async () => {
-    sandbox.control.skewClock(600);
+    env.sandbox.control.skewClock(600);
     try {
-      const reply = await client.exchange(signedExchange(sandbox.credentials));
+      const reply = await env.client.exchange(signedExchange(env.sandbox.credentials));
       expect(reply.status).toBe(401);
       expect(reply.body.reason_code).toBe("timestamp_out_of_window");
       const serverNow = Date.parse(reply.headers.get("date") ?? "") / 1000;
       expect(Math.abs(serverNow - (Date.now() / 1000 + 600))).toBeLessThan(3);
-      const corrected = await client.exchange(
-        signedExchange(sandbox.credentials, { timestamp: Math.floor(serverNow) }),
+      const corrected = await env.client.exchange(
+        signedExchange(env.sandbox.credentials, { timestamp: Math.floor(serverNow) }),
       );
       expect(corrected.status).toBe(200);
     } finally {
-      sandbox.control.skewClock(0);
+      env.sandbox.control.skewClock(0);
     }
   });
 
   it("refuses the exchange from an address outside the key's IP allowlist", async () => {
-    sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: ["10.0.0.0/8"] });
+    env.sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: ["10.0.0.0/8"] });
     try {
-      const reply = await client.exchange(signedExchange(DEMO_KEYS.readOnly));
+      const reply = await env.client.exchange(signedExchange(DEMO_KEYS.readOnly));
       expect(reply.status).toBe(403);
       expect(reply.body.reason_code).toBe("ip_not_allowed");
     } finally {
-      sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: undefined });
+      env.sandbox.control.updateKey(DEMO_KEYS.readOnly.keyId, { ips: undefined });
     }
   });
 });

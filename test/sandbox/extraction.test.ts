@@ -1,38 +1,28 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { QUEUE_MS, RUN_MS } from "../../src/sandbox/handlers/extraction.js";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
-
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
 // Each test starts from the seeded data: the lifecycle is about state and the clock.
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox, DEMO_KEYS.full);
-});
-afterAll(() => sandbox.close());
+const env = sandboxPerTest({ rateLimit: false });
 
-const data = () => sandbox.control.state.data;
-const idle = (test: (d: ReturnType<typeof data>["documents"][number]) => boolean) =>
-  data().documents.find(
+const idle = (test: (d: (typeof env.data)["documents"][number]) => boolean) =>
+  env.data.documents.find(
     (d) =>
       d.dataroom === null &&
       d.file_status === "available" &&
       test(d) &&
-      !data().extractionJobs.some((j) => j.document_id === d.id),
+      !env.data.extractionJobs.some((j) => j.document_id === d.id),
   )!;
 const start = (documentId: string, body?: unknown) =>
-  client.write("POST", `/documents/${documentId}/extraction-jobs`, body);
-const job = (id: string) => client.get(`/ai-extraction/jobs/${id}`);
+  env.client.write("POST", `/documents/${documentId}/extraction-jobs`, body);
+const job = (id: string) => env.client.get(`/ai-extraction/jobs/${id}`);
 /** Moves the sandbox's clock this many milliseconds past the machine's. */
-const advanceBy = (ms: number) => sandbox.control.skewClock(Math.ceil(ms / 1000));
+const advanceBy = (ms: number) => env.sandbox.control.skewClock(Math.ceil(ms / 1000));
 
 describe("the extraction job lifecycle", () => {
   it("queues, runs, then succeeds with the fields the document states", async () => {
     const report = idle((d) => d.category === "reporting" && d.file.kind === "pdf");
-    const operation = data().operations.find((o) => o.id === report.attachments[0]!.target_id)!;
+    const operation = env.data.operations.find((o) => o.id === report.attachments[0]!.target_id)!;
     const created = await start(report.id);
     expect(created.status).toBe(202);
     expect(created.body).toMatchObject({
@@ -43,7 +33,7 @@ describe("the extraction job lifecycle", () => {
       started_at: null,
     });
     expect(created.body.field_keys).toContain("taux_commercialisation");
-    const early = await client.get(`/ai-extraction/jobs/${created.body.id}/results`);
+    const early = await env.client.get(`/ai-extraction/jobs/${created.body.id}/results`);
     expect(early.status).toBe(409);
     expect(early.body.reason_code).toBe("extraction_not_finished");
 
@@ -60,7 +50,7 @@ describe("the extraction job lifecycle", () => {
       progress: 100,
       estimated_completion_at: null,
     });
-    const results = await client.get(`/ai-extraction/jobs/${created.body.id}/results`);
+    const results = await env.client.get(`/ai-extraction/jobs/${created.body.id}/results`);
     expect(results.status).toBe(200);
     const field = (key: string) => results.body.fields.find((f: any) => f.field_key === key);
     expect(field("taux_commercialisation")).toMatchObject({
@@ -85,15 +75,15 @@ describe("the extraction job lifecycle", () => {
     advanceBy(QUEUE_MS + RUN_MS + 1000);
     const failed = await job(created.body.id);
     expect(failed.body).toMatchObject({ status: "failed", error: { code: "no_text_layer" } });
-    const results = await client.get(`/ai-extraction/jobs/${created.body.id}/results`);
+    const results = await env.client.get(`/ai-extraction/jobs/${created.body.id}/results`);
     expect(results.status).toBe(409);
     expect(results.body.reason_code).toBe("extraction_unsuccessful");
   });
 
   it("cancels a queued job and a running one, and nothing that is over", async () => {
     // The seeded queued job waits for tomorrow's batch: no race with the clock.
-    const queued = data().extractionJobs.find((j) => j.status === "queued")!;
-    const cancelled = await client.write(
+    const queued = env.data.extractionJobs.find((j) => j.status === "queued")!;
+    const cancelled = await env.client.write(
       "POST",
       `/ai-extraction/jobs/${queued.id}/cancel`,
       undefined,
@@ -104,7 +94,7 @@ describe("the extraction job lifecycle", () => {
     const b = await start(idle((d) => d.category === "financier" && d.file.kind === "pdf").id);
     advanceBy(QUEUE_MS + 1000);
     expect((await job(b.body.id)).body.status).toBe("running");
-    const stopped = await client.write(
+    const stopped = await env.client.write(
       "POST",
       `/ai-extraction/jobs/${b.body.id}/cancel`,
       undefined,
@@ -115,8 +105,8 @@ describe("the extraction job lifecycle", () => {
     expect((await job(b.body.id)).body.status).toBe("cancelled");
 
     for (const status of ["succeeded", "failed", "cancelled"]) {
-      const over = data().extractionJobs.find((j) => j.status === status)!;
-      const refused = await client.write(
+      const over = env.data.extractionJobs.find((j) => j.status === status)!;
+      const refused = await env.client.write(
         "POST",
         `/ai-extraction/jobs/${over.id}/cancel`,
         undefined,
@@ -131,11 +121,11 @@ describe("the extraction job lifecycle", () => {
   });
 
   it("seeds every state, the queued and running ones behind a backlog that clears tomorrow", async () => {
-    const { body } = await client.get("/ai-extraction/jobs", { query: { limit: 100 } });
+    const { body } = await env.client.get("/ai-extraction/jobs", { query: { limit: 100 } });
     expect(new Set(body.items.map((j: any) => j.status))).toEqual(
       new Set(["queued", "running", "succeeded", "failed", "cancelled"]),
     );
-    const queued = await client.get("/ai-extraction/jobs", { query: { status: "queued" } });
+    const queued = await env.client.get("/ai-extraction/jobs", { query: { status: "queued" } });
     expect(queued.body.items[0].estimated_completion_at > new Date().toISOString()).toBe(true);
     const dates = body.items.map((j: any) => j.created_at);
     expect(dates).toEqual([...dates].sort().reverse());
@@ -149,7 +139,7 @@ describe("extraction requests", () => {
     const again = await start(report.id);
     expect(again.status).toBe(409);
     expect(again.body.reason_code).toBe("extraction_in_progress");
-    const archived = data().documents.find((d) => d.file_status !== "available")!;
+    const archived = env.data.documents.find((d) => d.file_status !== "available")!;
     expect((await start(archived.id)).body.reason_code).toBe("file_not_available");
     const workbook = idle((d) => d.file.kind === "xlsx");
     expect((await start(workbook.id)).body.reason_code).toBe("document_not_extractable");
@@ -171,8 +161,8 @@ describe("extraction requests", () => {
   });
 
   it("follow the document's dataroom rights", async () => {
-    const litigation = data().datarooms.find((d) => d.name.includes("Précontentieux"))!;
-    const document = data().documents.find((d) => d.dataroom?.id === litigation.id)!;
+    const litigation = env.data.datarooms.find((d) => d.name.includes("Précontentieux"))!;
+    const document = env.data.documents.find((d) => d.dataroom?.id === litigation.id)!;
     const refused = await start(document.id);
     expect(refused.status).toBe(403);
     expect(refused.body.reason_code).toBe("dataroom_access_denied");
@@ -181,7 +171,7 @@ describe("extraction requests", () => {
     const created = await start(document.id);
     litigation.members.pop();
     expect((await job(created.body.id)).status).toBe(403);
-    const listed = await client.get("/ai-extraction/jobs", { query: { limit: 100 } });
+    const listed = await env.client.get("/ai-extraction/jobs", { query: { limit: 100 } });
     expect(listed.body.items.map((j: any) => j.id)).not.toContain(created.body.id);
   });
 });

@@ -1,20 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { asUser, PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
 let operationId: string;
 
 const notesOf = (s: Sandbox, id: string) =>
   s.control.state.data.notes.filter((n) => n.operation_id === id);
 
-beforeAll(async () => {
-  sandbox = await startSandbox();
-  client = PartnerTestClient.for(sandbox);
-  operationId = sandbox.control.state.data.operations[40]!.id;
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox();
+beforeAll(() => {
+  operationId = env.data.operations[40]!.id;
 });
-afterAll(() => sandbox.close());
 
 describe("Idempotency-Key on writes (spec part 4)", () => {
   it.each([
@@ -24,18 +22,18 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
     ["with a space", "two words", "pattern ^[!-~]+$"],
     ["non-ASCII", "clé-é", "pattern ^[!-~]+$"],
   ])("refuses a %s key with 422 and applies nothing", async (_case, key, rule) => {
-    const before = notesOf(sandbox, operationId).length;
-    const reply = await client.call("POST", `/operations/${operationId}/notes`, {
+    const before = notesOf(env.sandbox, operationId).length;
+    const reply = await env.client.call("POST", `/operations/${operationId}/notes`, {
       body: { content: "refused" },
       ...(key === undefined ? {} : { idempotencyKey: key }),
     });
     expect(reply.status).toBe(422);
     expect(reply.body.errors[0]).toMatchObject({ field: "header Idempotency-Key", rule });
-    expect(notesOf(sandbox, operationId)).toHaveLength(before);
+    expect(notesOf(env.sandbox, operationId)).toHaveLength(before);
   });
 
   it("accepts a 255-character key", async () => {
-    const reply = await client.write(
+    const reply = await env.client.write(
       "POST",
       `/operations/${operationId}/notes`,
       { content: "long key" },
@@ -47,12 +45,12 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
   });
 
   it("replays the stored response for the same key and content, and applies once", async () => {
-    const before = notesOf(sandbox, operationId).length;
+    const before = notesOf(env.sandbox, operationId).length;
     const body = { content: "Point d'étape avec l'opérateur", note_type: "call" };
-    const first = await client.write("POST", `/operations/${operationId}/notes`, body, {
+    const first = await env.client.write("POST", `/operations/${operationId}/notes`, body, {
       idempotencyKey: "note-replay-1",
     });
-    const second = await client.write("POST", `/operations/${operationId}/notes`, body, {
+    const second = await env.client.write("POST", `/operations/${operationId}/notes`, body, {
       idempotencyKey: "note-replay-1",
     });
     expect(first.status).toBe(201);
@@ -60,18 +58,18 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
     expect(second.body).toEqual(first.body);
     expect(first.headers.get("idempotent-replayed")).toBe("false");
     expect(second.headers.get("idempotent-replayed")).toBe("true");
-    expect(notesOf(sandbox, operationId)).toHaveLength(before + 1);
+    expect(notesOf(env.sandbox, operationId)).toHaveLength(before + 1);
   });
 
   it("replays a stored refusal too: a 404 write stays a 404", async () => {
     const missing = "00000000-0000-4000-8000-000000000001";
-    const first = await client.write(
+    const first = await env.client.write(
       "POST",
       `/operations/${missing}/notes`,
       { content: "x" },
       { idempotencyKey: "note-404" },
     );
-    const again = await client.write(
+    const again = await env.client.write(
       "POST",
       `/operations/${missing}/notes`,
       { content: "x" },
@@ -83,13 +81,13 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
   });
 
   it("refuses the same key with different content with 409 idempotency_key_reused", async () => {
-    await client.write(
+    await env.client.write(
       "POST",
       `/operations/${operationId}/notes`,
       { content: "A" },
       { idempotencyKey: "note-conflict" },
     );
-    const conflict = await client.write(
+    const conflict = await env.client.write(
       "POST",
       `/operations/${operationId}/notes`,
       { content: "B" },
@@ -99,7 +97,7 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
     );
     expect(conflict.status).toBe(409);
     expect(conflict.body.reason_code).toBe("idempotency_key_reused");
-    const otherRoute = await client.write(
+    const otherRoute = await env.client.write(
       "POST",
       "/users/me/custom-dashboards",
       { name: "A" },
@@ -111,9 +109,9 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
   });
 
   it("treats the delegated user as part of the content", async () => {
-    const users = sandbox.control.state.data.users;
-    const camille = asUser(client, users.find((u) => u.id === "usr_camille_martin")!);
-    const thomas = asUser(client, users.find((u) => u.id === "usr_thomas_petit")!);
+    const users = env.data.users;
+    const camille = asUser(env.client, users.find((u) => u.id === "usr_camille_martin")!);
+    const thomas = asUser(env.client, users.find((u) => u.id === "usr_thomas_petit")!);
     const body = { name: "Tableau du lundi" };
     expect(
       (
@@ -128,7 +126,7 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
       delegate: "id",
     });
     expect(byId.headers.get("idempotent-replayed")).toBe("true");
-    sandbox.control.updateKey("sandboxdemo", {
+    env.sandbox.control.updateKey("sandboxdemo", {
       delegatedUsers: ["usr_camille_martin", "usr_thomas_petit"],
     });
     try {
@@ -138,7 +136,7 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
       expect(otherUser.status).toBe(409);
       expect(otherUser.body.reason_code).toBe("idempotency_key_reused");
     } finally {
-      sandbox.control.updateKey("sandboxdemo", {
+      env.sandbox.control.updateKey("sandboxdemo", {
         delegatedUsers: [
           "usr_camille_martin",
           "usr_julien_bernard",
@@ -150,12 +148,12 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
   });
 
   it("keeps keys per API key: another key may use the same value", async () => {
-    const other = new PartnerTestClient(sandbox.baseUrl, {
+    const other = new PartnerTestClient(env.sandbox.baseUrl, {
       keyId: "sandboxdemo",
-      secret: sandbox.credentials.secret,
+      secret: env.sandbox.credentials.secret,
     });
     // Same API key, new bearer: the record is found (keys are per API key, not per bearer).
-    const a = await client.write(
+    const a = await env.client.write(
       "POST",
       `/operations/${operationId}/notes`,
       { content: "per key" },
@@ -171,39 +169,39 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
   });
 
   it("does not store 5xx outcomes: after an injected 503 the same key applies the write", async () => {
-    const before = notesOf(sandbox, operationId).length;
-    sandbox.control.failNext(1, 503, { match: { routeId: "operation_note_create" } });
-    const failed = await client.write(
+    const before = notesOf(env.sandbox, operationId).length;
+    env.sandbox.control.failNext(1, 503, { match: { routeId: "operation_note_create" } });
+    const failed = await env.client.write(
       "POST",
       `/operations/${operationId}/notes`,
       { content: "after 503" },
       { idempotencyKey: "after-503" },
     );
     expect(failed.status).toBe(503);
-    expect(notesOf(sandbox, operationId)).toHaveLength(before);
-    const retried = await client.write(
+    expect(notesOf(env.sandbox, operationId)).toHaveLength(before);
+    const retried = await env.client.write(
       "POST",
       `/operations/${operationId}/notes`,
       { content: "after 503" },
       { idempotencyKey: "after-503" },
     );
     expect(retried.status).toBe(201);
-    expect(notesOf(sandbox, operationId)).toHaveLength(before + 1);
+    expect(notesOf(env.sandbox, operationId)).toHaveLength(before + 1);
   });
 
   it("applies a write whose connection dropped, and replays it on the retry with the same key", async () => {
-    const before = notesOf(sandbox, operationId).length;
-    sandbox.control.dropAfterApply(1, { routeId: "operation_note_create" });
+    const before = notesOf(env.sandbox, operationId).length;
+    env.sandbox.control.dropAfterApply(1, { routeId: "operation_note_create" });
     await expect(
-      client.write(
+      env.client.write(
         "POST",
         `/operations/${operationId}/notes`,
         { content: "uncertain" },
         { idempotencyKey: "dropped-1" },
       ),
     ).rejects.toThrow();
-    expect(notesOf(sandbox, operationId)).toHaveLength(before + 1);
-    const retry = await client.write(
+    expect(notesOf(env.sandbox, operationId)).toHaveLength(before + 1);
+    const retry = await env.client.write(
       "POST",
       `/operations/${operationId}/notes`,
       { content: "uncertain" },
@@ -211,8 +209,8 @@ describe("Idempotency-Key on writes (spec part 4)", () => {
     );
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
-    expect(notesOf(sandbox, operationId)).toHaveLength(before + 1);
-    expect(retry.body.id).toBe(notesOf(sandbox, operationId).at(-1)!.id);
+    expect(notesOf(env.sandbox, operationId)).toHaveLength(before + 1);
+    expect(retry.body.id).toBe(notesOf(env.sandbox, operationId).at(-1)!.id);
   });
 });
 

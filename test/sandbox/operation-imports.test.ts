@@ -1,30 +1,21 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { IMPORT_QUEUE_MS } from "../../src/sandbox/data/operations.js";
 import { IMPORT_MOVES, importProgress } from "../../src/sandbox/handlers/operation-imports.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { Problem } from "../../src/sandbox/problem.js";
 import { assertTransition } from "../../src/sandbox/transitions.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// Each test starts from the seeded data: no test sees another one's writes.
+const env = sandboxPerTest({ rateLimit: false });
 
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
-
-const data = () => sandbox.control.state.data;
 const synced = (status: string) => {
-  const operation = data().operations.find((o) => o.status === status && o.external_id !== null);
+  const operation = env.data.operations.find((o) => o.status === status && o.external_id !== null);
   if (!operation) throw new Error(`no synchronised operation is ${status}`);
   return operation;
 };
 /** Sets the sandbox's clock to an instant, whatever the real time it took to get here. */
-const clockAt = (ms: number) => sandbox.control.skewClock((ms - Date.now()) / 1_000);
-const job = async (id: string) => (await client.get(`/operations/imports/${id}`)).body;
+const clockAt = (ms: number) => env.sandbox.control.skewClock((ms - Date.now()) / 1_000);
+const job = async (id: string) => (await env.client.get(`/operations/imports/${id}`)).body;
 
 describe("import jobs, by the sandbox's clock", () => {
   it("are queued, then run, then succeed and apply every row", async () => {
@@ -38,7 +29,7 @@ describe("import jobs, by the sandbox's clock", () => {
         status: "sourcing",
       })),
     ];
-    const created = await client.write("POST", "/operations/imports", {
+    const created = await env.client.write("POST", "/operations/imports", {
       source_name: "export_pms_novembre.csv",
       rows,
     });
@@ -65,7 +56,7 @@ describe("import jobs, by the sandbox's clock", () => {
     expect(moving.status).toBe("instruction");
 
     clockAt(createdAt + 4_500);
-    const listed = await client.get("/operations/imports", { query: { status: "succeeded" } });
+    const listed = await env.client.get("/operations/imports", { query: { status: "succeeded" } });
     const done = listed.body.items.find((j: any) => j.id === created.body.id);
     expect(done).toMatchObject({
       status: "succeeded",
@@ -76,7 +67,7 @@ describe("import jobs, by the sandbox's clock", () => {
     });
     expect(Date.parse(done.finished_at)).toBe(createdAt + 4_000);
     expect(moving).toMatchObject({ status: "travaux", version: version + 1 });
-    const imported = await client.get("/operations/external/PMS-OPE-IMPORT-7");
+    const imported = await env.client.get("/operations/external/PMS-OPE-IMPORT-7");
     expect(imported.body).toMatchObject({ name: "Résidence des Arts 7 – Tours", version: 1 });
   });
 
@@ -87,8 +78,8 @@ describe("import jobs, by the sandbox's clock", () => {
       { external_id: closed.external_id, name: closed.name, status: "travaux" },
       { external_id: "PMS-OPE-IMPORT-BAD", name: "Villa Pasteur – Nice", classe_actif: "chateaux" },
     ];
-    const created = await client.write("POST", "/operations/imports", { rows });
-    sandbox.control.skewClock(10);
+    const created = await env.client.write("POST", "/operations/imports", { rows });
+    env.sandbox.control.skewClock(10);
     const failed = await job(created.body.id);
     expect(failed).toMatchObject({ status: "failed", result: null, processed_rows: 3 });
     expect(failed.errors).toEqual([
@@ -99,20 +90,20 @@ describe("import jobs, by the sandbox's clock", () => {
       }),
       expect.objectContaining({ row: 2, reason_code: "unknown_taxonomy_code" }),
     ]);
-    expect(data().operations.some((o) => o.external_id === "PMS-OPE-IMPORT-NEW")).toBe(false);
+    expect(env.data.operations.some((o) => o.external_id === "PMS-OPE-IMPORT-NEW")).toBe(false);
     expect(closed.status).toBe("cloturee");
   });
 
   it("in create_only mode, refuse known external ids; and refuse an id twice in one import", async () => {
     const known = synced("travaux");
-    const created = await client.write("POST", "/operations/imports", {
+    const created = await env.client.write("POST", "/operations/imports", {
       mode: "create_only",
       rows: [{ external_id: known.external_id, name: known.name }],
     });
     expect(created.status).toBe(202);
-    sandbox.control.skewClock(10);
+    env.sandbox.control.skewClock(10);
     expect((await job(created.body.id)).errors[0].reason_code).toBe("external_id_taken");
-    const twice = await client.write("POST", "/operations/imports", {
+    const twice = await env.client.write("POST", "/operations/imports", {
       rows: [
         { external_id: "PMS-X-1", name: "A" },
         { external_id: "PMS-X-1", name: "B" },
@@ -124,13 +115,13 @@ describe("import jobs, by the sandbox's clock", () => {
   });
 
   it("are seeded as past imports, succeeded and failed, newest first", async () => {
-    const { body } = await client.get("/operations/imports");
+    const { body } = await env.client.get("/operations/imports");
     expect(body.total).toBe(4);
     expect(new Set(body.items.map((j: any) => j.status))).toEqual(new Set(["succeeded", "failed"]));
     const created = body.items.map((j: any) => j.created_at);
     expect(created).toEqual([...created].sort().reverse());
     const failed = body.items.find((j: any) => j.errors.length > 0);
-    expect(data().operations.some((o) => o.external_id === failed.errors[0].external_id)).toBe(
+    expect(env.data.operations.some((o) => o.external_id === failed.errors[0].external_id)).toBe(
       true,
     );
   });

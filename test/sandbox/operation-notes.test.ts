@@ -1,18 +1,11 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { DEMO_USERS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { describe, expect, it } from "vitest";
+import { DEMO_USERS } from "../../src/sandbox/index.js";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// Each test starts from the seeded data: no test sees another one's writes.
+const env = sandboxPerTest({ rateLimit: false });
 
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
-
-const notes = () => sandbox.control.state.data.notes;
+const notes = () => env.data.notes;
 const pathOf = (n: { operation_id: string; id: string }) =>
   `/operations/${n.operation_id}/notes/${n.id}`;
 const versioned = () => notes().find((n) => n.source_updated_at !== null && !n.is_resolved)!;
@@ -22,7 +15,7 @@ const shifted = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toIS
 describe("changing a follow-up note", () => {
   it("leaves absent fields alone, normalises locales and clears what may be cleared", async () => {
     const note = plain();
-    const reply = await client.write("PATCH", pathOf(note), {
+    const reply = await env.client.write("PATCH", pathOf(note), {
       category: "risque",
       description_i18n: { fr_FR: "Dépassement du budget", EN: "Budget overrun" },
     });
@@ -32,20 +25,20 @@ describe("changing a follow-up note", () => {
       content: note.content,
       description_i18n: { "fr-fr": "Dépassement du budget", en: "Budget overrun" },
     });
-    const twice = await client.write("PATCH", pathOf(note), {
+    const twice = await env.client.write("PATCH", pathOf(note), {
       description_i18n: { fr: "a", FR: "b" },
     });
     expect(twice.status).toBe(422);
-    const cleared = await client.write("PATCH", pathOf(note), { description_i18n: null });
+    const cleared = await env.client.write("PATCH", pathOf(note), { description_i18n: null });
     expect(cleared.body.description_i18n).toBeNull();
-    const required = await client.write("PATCH", pathOf(note), { content: null });
+    const required = await env.client.write("PATCH", pathOf(note), { content: null });
     expect(required.status).toBe(422);
   });
 
   it("versions a note the first time it gets a source_updated_at", async () => {
     const note = plain();
     const at = "2026-03-02T10:00:00+01:00";
-    const reply = await client.write("PATCH", pathOf(note), { source_updated_at: at });
+    const reply = await env.client.write("PATCH", pathOf(note), { source_updated_at: at });
     expect(reply.status).toBe(200);
     expect(reply.body.source_updated_at).toBe(at);
   });
@@ -53,7 +46,7 @@ describe("changing a follow-up note", () => {
   it("on a versioned note, takes only a strictly more recent source_updated_at (spec part 2)", async () => {
     const note = versioned();
     const stored = note.source_updated_at!;
-    const older = await client.write("PATCH", pathOf(note), {
+    const older = await env.client.write("PATCH", pathOf(note), {
       text: "Texte importé plus ancien",
       source_updated_at: shifted(stored, -60_000),
     });
@@ -63,25 +56,25 @@ describe("changing a follow-up note", () => {
       route_id: "operation_note_update",
     });
     expect(note.text).not.toBe("Texte importé plus ancien");
-    const removed = await client.write("PATCH", pathOf(note), { source_updated_at: null });
+    const removed = await env.client.write("PATCH", pathOf(note), { source_updated_at: null });
     expect(removed.status).toBe(409);
     // The same instant, written in another zone, is no change: accepted, the stored value kept.
     const sameInstant = new Date(Date.parse(stored)).toISOString().replace("Z", "+00:00");
-    const same = await client.write("PATCH", pathOf(note), {
+    const same = await env.client.write("PATCH", pathOf(note), {
       category: "reporting",
       source_updated_at: sameInstant,
     });
     expect(same.status).toBe(200);
     expect(same.body.source_updated_at).toBe(stored);
     const newer = shifted(stored, 1);
-    const accepted = await client.write("PATCH", pathOf(note), {
+    const accepted = await env.client.write("PATCH", pathOf(note), {
       text: "Texte importé à jour",
       source_updated_at: newer,
     });
     expect(accepted.status).toBe(200);
     expect(accepted.body).toMatchObject({ text: "Texte importé à jour", source_updated_at: newer });
     // Local edits that do not touch the source version are not refused.
-    const local = await client.write("PATCH", pathOf(note), { category: "suivi" });
+    const local = await env.client.write("PATCH", pathOf(note), { category: "suivi" });
     expect(local.status).toBe(200);
   });
 });
@@ -89,20 +82,22 @@ describe("changing a follow-up note", () => {
 describe("resolving a follow-up note", () => {
   it("resolves an open note, refuses to resolve it twice, reopens it, refuses to reopen it twice", async () => {
     const note = plain();
-    const resolved = await client.write("POST", `${pathOf(note)}/resolve`, undefined);
+    const resolved = await env.client.write("POST", `${pathOf(note)}/resolve`, undefined);
     expect(resolved.status).toBe(200);
     expect(resolved.body).toMatchObject({ is_resolved: true, resolved_by: "apikey:sandboxdemo" });
     expect(Date.parse(resolved.body.resolved_at)).toBeGreaterThan(Date.now() - 60_000);
-    const again = await client.write("POST", `${pathOf(note)}/resolve`, {});
+    const again = await env.client.write("POST", `${pathOf(note)}/resolve`, {});
     expect(again.status).toBe(409);
     expect(again.body.reason_code).toBe("invalid_transition");
-    const reopened = await client.write("POST", `${pathOf(note)}/resolve`, { is_resolved: false });
+    const reopened = await env.client.write("POST", `${pathOf(note)}/resolve`, {
+      is_resolved: false,
+    });
     expect(reopened.body).toMatchObject({
       is_resolved: false,
       resolved_by: null,
       resolved_at: null,
     });
-    const reopenedTwice = await client.write("POST", `${pathOf(note)}/resolve`, {
+    const reopenedTwice = await env.client.write("POST", `${pathOf(note)}/resolve`, {
       is_resolved: false,
     });
     expect(reopenedTwice.status).toBe(409);
@@ -111,17 +106,17 @@ describe("resolving a follow-up note", () => {
   it("records who resolved it and when, if a user of the entity and not in the future", async () => {
     const note = plain();
     const when = shifted(note.created_at, 3_600_000);
-    const reply = await client.write("POST", `${pathOf(note)}/resolve`, {
+    const reply = await env.client.write("POST", `${pathOf(note)}/resolve`, {
       resolved_by: DEMO_USERS.thomas,
       resolved_at: when,
     });
     expect(reply.body).toMatchObject({ resolved_by: DEMO_USERS.thomas, resolved_at: when });
     const other = notes().find((n) => !n.is_resolved && n.id !== note.id)!;
-    const stranger = await client.write("POST", `${pathOf(other)}/resolve`, {
+    const stranger = await env.client.write("POST", `${pathOf(other)}/resolve`, {
       resolved_by: "usr_nobody",
     });
     expect(stranger.body).toMatchObject({ reason_code: "reference_not_found" });
-    const future = await client.write("POST", `${pathOf(other)}/resolve`, {
+    const future = await env.client.write("POST", `${pathOf(other)}/resolve`, {
       resolved_at: shifted(new Date().toISOString(), 86_400_000),
     });
     expect(future.status).toBe(422);

@@ -1,33 +1,24 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { OPERATION_MOVES } from "../../src/sandbox/handlers/operation-writes.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// Each test starts from the seeded data: no test sees another one's writes.
+const env = sandboxPerTest({ rateLimit: false });
 
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
-
-const data = () => sandbox.control.state.data;
 const operationIn = (status: string) => {
-  const operation = data().operations.find((o) => o.status === status);
+  const operation = env.data.operations.find((o) => o.status === status);
   if (!operation) throw new Error(`no seeded operation is ${status}`);
   return operation;
 };
 const put = (path: string, body: unknown) =>
-  client.call("PUT", path, { body, idempotencyKey: `test-${randomUUID()}` });
-const patch = (id: string, body: unknown) => client.write("PATCH", `/operations/${id}`, body);
+  env.client.call("PUT", path, { body, idempotencyKey: `test-${randomUUID()}` });
+const patch = (id: string, body: unknown) => env.client.write("PATCH", `/operations/${id}`, body);
 
 describe("operation creation", () => {
   it("starts at version 1, derives its phase, fund and outstanding amount, and is listed", async () => {
-    const spv = data().spvs.find((s) => s.status === "active")!;
-    const reply = await client.write("POST", "/operations", {
+    const spv = env.data.spvs.find((s) => s.status === "active")!;
+    const reply = await env.client.write("POST", "/operations", {
       name: "Les Jardins de l'Écluse – Annecy",
       status: "instruction",
       spv_id: spv.id,
@@ -57,17 +48,17 @@ describe("operation creation", () => {
       encours: "1000000.00",
       devise: "EUR",
     });
-    const listed = await client.get("/operations", {
+    const listed = await env.client.get("/operations", {
       query: { name: "les jardins de l'écluse – annecy" },
     });
     expect(listed.body.items).toHaveLength(1);
     expect(listed.body.items[0]).not.toHaveProperty("external_id");
-    const byExternal = await client.get("/operations/external/PMS-OPE-90001");
+    const byExternal = await env.client.get("/operations/external/PMS-OPE-90001");
     expect(byExternal.body.id).toBe(reply.body.id);
   });
 
   it("refuses taken names and external ids, unknown codes, and SPVs in liquidation", async () => {
-    const seeded = data().operations.find((o) => o.external_id !== null)!;
+    const seeded = env.data.operations.find((o) => o.external_id !== null)!;
     const cases = [
       [{ name: ` ${seeded.name.toUpperCase()} ` }, 409, "operation_name_taken"],
       [{ name: "Nouvelle", external_id: seeded.external_id }, 409, "external_id_taken"],
@@ -78,7 +69,7 @@ describe("operation creation", () => {
         "unknown_taxonomy_code",
       ],
       [
-        { name: "Nouvelle", spv_id: data().spvs.find((s) => s.status === "in_liquidation")!.id },
+        { name: "Nouvelle", spv_id: env.data.spvs.find((s) => s.status === "in_liquidation")!.id },
         409,
         "spv_in_liquidation",
       ],
@@ -92,7 +83,7 @@ describe("operation creation", () => {
       ],
     ] as const;
     for (const [body, status, reason] of cases) {
-      const reply = await client.write("POST", "/operations", body);
+      const reply = await env.client.write("POST", "/operations", body);
       expect(reply.status, JSON.stringify(body)).toBe(status);
       expect(reply.body.reason_code).toBe(reason);
     }
@@ -228,7 +219,7 @@ describe("operation synchronisation by external id", () => {
   });
 
   it("may jump several steps forward, never back to an earlier phase, and checks a version when sent", async () => {
-    const operation = data().operations.find((o) => o.status === "instruction" && o.external_id)!;
+    const operation = env.data.operations.find((o) => o.status === "instruction" && o.external_id)!;
     const path = `/operations/external/${operation.external_id}`;
     const stale = await put(path, {
       name: operation.name,

@@ -1,29 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RISK_MOVES } from "../../src/sandbox/handlers/operators.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import type { RiskStatus } from "../../src/sandbox/models/operators.js";
 import { checkSiren } from "../../src/sandbox/siren.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// Each test starts from the seeded data: no test sees another one's writes.
+const env = sandboxPerTest({ rateLimit: false });
 
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
-
-const data = () => sandbox.control.state.data;
 const put = (path: string, body: unknown) =>
-  client.call("PUT", path, { body, idempotencyKey: `test-${randomUUID()}` });
+  env.client.call("PUT", path, { body, idempotencyKey: `test-${randomUUID()}` });
 const VALID_SIREN = "732829320";
 
 describe("operator writes", () => {
   it("create an operator, its label following its score, and find it by name", async () => {
-    const reply = await client.write("POST", "/operateurs", {
+    const reply = await env.client.write("POST", "/operateurs", {
       name: "Savoie Habitat Promotion",
       siren: VALID_SIREN,
       type: "promoteur",
@@ -38,12 +29,14 @@ describe("operator writes", () => {
       external_id: null,
       data: { effectif: 24, chiffre_affaires: "18500.00" },
     });
-    const found = await client.get("/operateurs", { query: { name: "savoie habitat promotion" } });
+    const found = await env.client.get("/operateurs", {
+      query: { name: "savoie habitat promotion" },
+    });
     expect(found.body.items[0].id).toBe(reply.body.id);
   });
 
   it("verify the check digit of siren and siren_mere, and keep siren unique", async () => {
-    const typo = await client.write("POST", "/operateurs", {
+    const typo = await env.client.write("POST", "/operateurs", {
       name: "Chablais Promotion",
       siren: "732829321",
       siren_mere: "356000001",
@@ -51,34 +44,40 @@ describe("operator writes", () => {
     expect(typo.status).toBe(422);
     expect(typo.body.reason_code).toBe("siren_invalid");
     expect(typo.body.errors.map((e: any) => e.field)).toEqual(["siren", "siren_mere"]);
-    const seeded = data().operators.find((o) => o.siren && checkSiren(o.siren).valid)!;
-    const twin = await client.write("POST", "/operateurs", { name: "Double", siren: seeded.siren });
+    const seeded = env.data.operators.find((o) => o.siren && checkSiren(o.siren).valid)!;
+    const twin = await env.client.write("POST", "/operateurs", {
+      name: "Double",
+      siren: seeded.siren,
+    });
     expect(twin.status).toBe(409);
     expect(twin.body.reason_code).toBe("siren_taken");
-    const short = await client.write("POST", "/operateurs", { name: "Court", siren: "73282932" });
+    const short = await env.client.write("POST", "/operateurs", {
+      name: "Court",
+      siren: "73282932",
+    });
     expect(short.body).toMatchObject({ reason_code: "validation_failed" });
   });
 
   it("check data against the operators' field definitions and merge it key by key", async () => {
-    const operator = data().operators[0]!;
-    const unknown = await client.write("PATCH", `/operateurs/${operator.id}`, {
+    const operator = env.data.operators[0]!;
+    const unknown = await env.client.write("PATCH", `/operateurs/${operator.id}`, {
       data: { surface_plancher: "1200.0" },
     });
     expect(unknown.status).toBe(422);
     expect(unknown.body).toMatchObject({ reason_code: "unknown_business_field" });
     expect(unknown.body.errors[0].field).toBe("data.surface_plancher");
-    const unavailable = await client.write("PATCH", `/operateurs/${operator.id}`, {
+    const unavailable = await env.client.write("PATCH", `/operateurs/${operator.id}`, {
       data: { notation_banque_de_france: "3+" },
     });
     expect(unavailable.body.reason_code).toBe("business_field_unavailable");
-    const wrongType = await client.write("PATCH", `/operateurs/${operator.id}`, {
+    const wrongType = await env.client.write("PATCH", `/operateurs/${operator.id}`, {
       data: { effectif: "vingt" },
     });
     expect(wrongType.body.errors[0]).toMatchObject({
       field: "data.effectif",
       rule: "type integer",
     });
-    const merged = await client.write("PATCH", `/operateurs/${operator.id}`, {
+    const merged = await env.client.write("PATCH", `/operateurs/${operator.id}`, {
       data: { effectif: 30, operations_livrees: null },
     });
     expect(merged.status).toBe(200);
@@ -88,13 +87,13 @@ describe("operator writes", () => {
   });
 
   it("keep litigation details to operators with ongoing disputes", async () => {
-    const disputed = data().operators.find((o) => o.litiges_en_cours)!;
-    const reply = await client.write("PATCH", `/operateurs/${disputed.id}`, {
+    const disputed = env.data.operators.find((o) => o.litiges_en_cours)!;
+    const reply = await env.client.write("PATCH", `/operateurs/${disputed.id}`, {
       litiges_en_cours: false,
     });
     expect(reply.status).toBe(422);
     expect(reply.body.errors[0].field).toBe("litiges_detail");
-    const settled = await client.write("PATCH", `/operateurs/${disputed.id}`, {
+    const settled = await env.client.write("PATCH", `/operateurs/${disputed.id}`, {
       litiges_en_cours: false,
       litiges_detail: null,
     });
@@ -122,30 +121,34 @@ describe("operator synchronisation by external id", () => {
       siren: VALID_SIREN,
       responsable_interne: "Camille Martin",
     });
-    const read = await client.get("/operateurs/external/CRM-OPR-9001");
+    const read = await env.client.get("/operateurs/external/CRM-OPR-9001");
     expect(read.body.id).toBe(created.body.id);
     const typo = await put("/operateurs/external/CRM-OPR-9002", { name: "X", siren: "732829321" });
     expect(typo.body.reason_code).toBe("siren_invalid");
-    expect(data().operators.some((o) => o.external_id === "CRM-OPR-9002")).toBe(false);
+    expect(env.data.operators.some((o) => o.external_id === "CRM-OPR-9002")).toBe(false);
   });
 });
 
 describe("third-party risks", () => {
   const riskIn = (status: RiskStatus) => {
-    const risk = data().operatorRisks.find((r) => r.status === status);
+    const risk = env.data.operatorRisks.find((r) => r.status === status);
     if (!risk) throw new Error(`no seeded risk is ${status}`);
     return risk;
   };
   const move = (risk: { id: string; operateur_id: string }, body: unknown) =>
-    client.write("PATCH", `/operateurs/${risk.operateur_id}/third-party-risks/${risk.id}`, body);
+    env.client.write(
+      "PATCH",
+      `/operateurs/${risk.operateur_id}/third-party-risks/${risk.id}`,
+      body,
+    );
 
   it("follow from the operators' records, most severe first", async () => {
-    const risks = data().operatorRisks;
+    const risks = env.data.operatorRisks;
     expect(new Set(risks.map((r) => r.status))).toEqual(
       new Set(["identifie", "en_traitement", "maitrise", "clos"]),
     );
-    const typo = data().operators.find((o) => o.siren && !checkSiren(o.siren).valid)!;
-    const { body } = await client.get(`/operateurs/${typo.id}/third-party-risks`);
+    const typo = env.data.operators.find((o) => o.siren && !checkSiren(o.siren).valid)!;
+    const { body } = await env.client.get(`/operateurs/${typo.id}/third-party-risks`);
     expect(body.items[0]).toMatchObject({ category: "conformite", level: "critique" });
     const ranks = body.items.map((r: any) =>
       ["critique", "eleve", "modere", "faible"].indexOf(r.level),
@@ -154,8 +157,8 @@ describe("third-party risks", () => {
   });
 
   it("are recorded as identified, by the key's service account", async () => {
-    const operator = data().operators[1]!;
-    const reply = await client.write("POST", `/operateurs/${operator.id}/third-party-risks`, {
+    const operator = env.data.operators[1]!;
+    const reply = await env.client.write("POST", `/operateurs/${operator.id}/third-party-risks`, {
       category: "financier",
       level: "eleve",
       title: "Retard de paiement d'un sous-traitant",
@@ -192,8 +195,8 @@ describe("third-party risks", () => {
     const bare = await move(treated, { status: "maitrise", mitigation: null });
     expect(bare.status).toBe(422);
     expect(bare.body.errors[0].field).toBe("mitigation");
-    const other = data().operators.find((o) => o.id !== treated.operateur_id)!;
-    const wrongOperator = await client.write(
+    const other = env.data.operators.find((o) => o.id !== treated.operateur_id)!;
+    const wrongOperator = await env.client.write(
       "PATCH",
       `/operateurs/${other.id}/third-party-risks/${treated.id}`,
       { level: "faible" },

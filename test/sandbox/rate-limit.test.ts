@@ -1,20 +1,17 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { describe, expect, it } from "vitest";
+import { DEMO_KEYS, startSandbox } from "../../src/sandbox/index.js";
 import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({
-    rateLimit: { burst: 3, perSecond: 1, banAfterStrikes: 4, banSeconds: 6 },
-  });
+// One sandbox for the whole file: each test spends the budget of a key of its own.
+const env = sharedSandbox({
+  rateLimit: { burst: 3, perSecond: 1, banAfterStrikes: 4, banSeconds: 6 },
 });
-afterAll(() => sandbox.close());
 
 describe("rate limiting per key", () => {
   it("answers 429 with Retry-After in seconds once the burst is spent, then recovers", async () => {
-    const client = PartnerTestClient.for(sandbox);
+    const client = PartnerTestClient.for(env.sandbox);
     await client.token();
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await client.get("/taxonomies")).status);
@@ -27,7 +24,7 @@ describe("rate limiting per key", () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
 
     // A different key has its own bucket.
-    const other = PartnerTestClient.for(sandbox, DEMO_KEYS.readOnly);
+    const other = PartnerTestClient.for(env.sandbox, DEMO_KEYS.readOnly);
     expect((await other.get("/taxonomies")).status).toBe(200);
 
     await sleep(retryAfter * 1000 + 100);
@@ -35,7 +32,7 @@ describe("rate limiting per key", () => {
   });
 
   it("turns requests sent during the cooldown into a longer ban", async () => {
-    const client = PartnerTestClient.for(sandbox, DEMO_KEYS.limited);
+    const client = PartnerTestClient.for(env.sandbox, DEMO_KEYS.limited);
     await client.token();
     const replies = [];
     for (let i = 0; i < 9; i++)

@@ -1,41 +1,32 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { describe, expect, it } from "vitest";
 import { fromCents, toCents } from "../../src/sandbox/money.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
 const DAY_MS = 86_400_000;
 const inDays = (days: number) => new Date(Date.now() + days * DAY_MS).toISOString().slice(0, 10);
 const TODAY = inDays(0);
 const DECIMAL = /^\d+\.\d{2}$/;
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// Each test starts from the seeded data: no test sees another one's writes.
+// Bearers outlive the days the lateness test moves the clock by.
+const env = sandboxPerTest({ rateLimit: false, today: TODAY, tokenTtlSeconds: 30 * 86_400 });
 
-beforeEach(async () => {
-  await sandbox?.close();
-  // Bearers outlive the days the lateness test moves the clock by.
-  sandbox = await startSandbox({ rateLimit: false, today: TODAY, tokenTtlSeconds: 30 * 86_400 });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
-
-const data = () => sandbox.control.state.data;
 const schedule = (operationId: string) =>
-  client.get(`/operations/${operationId}/repayment-schedule`);
+  env.client.get(`/operations/${operationId}/repayment-schedule`);
 const put = (operationId: string, body: unknown, key = `put-${Math.random()}`) =>
-  client.call("PUT", `/operations/${operationId}/repayment-schedule`, {
+  env.client.call("PUT", `/operations/${operationId}/repayment-schedule`, {
     body,
     idempotencyKey: key,
   });
 const record = (operationId: string, body: unknown) =>
-  client.write("POST", `/operations/${operationId}/repayments`, body);
+  env.client.write("POST", `/operations/${operationId}/repayments`, body);
 const change = (operationId: string, id: string, body: unknown) =>
-  client.write("PATCH", `/operations/${operationId}/repayments/${id}`, body);
+  env.client.write("PATCH", `/operations/${operationId}/repayments/${id}`, body);
 /** A line of a seeded schedule, due after today, with nothing recorded on it. */
 const openLine = () => {
-  for (const s of data().repaymentSchedules) {
+  for (const s of env.data.repaymentSchedules) {
     const line = s.lines.find(
-      (l) => l.due_date > TODAY && !data().repayments.some((r) => r.schedule_line_id === l.id),
+      (l) => l.due_date > TODAY && !env.data.repayments.some((r) => r.schedule_line_id === l.id),
     );
     if (line) return { operationId: s.operation_id, line };
   }
@@ -44,7 +35,7 @@ const openLine = () => {
 
 describe("seeded schedules", () => {
   it("say due, paid or late from today, with decimal strings that add up", async () => {
-    const live = data().repaymentSchedules.find(
+    const live = env.data.repaymentSchedules.find(
       (s) => s.lines.some((l) => l.due_date < TODAY) && s.lines.some((l) => l.due_date > TODAY),
     )!;
     const { body } = await schedule(live.operation_id);
@@ -67,7 +58,7 @@ describe("seeded schedules", () => {
   });
 
   it("show as late the repayments the alerts report late, and nothing unpaid elsewhere", async () => {
-    const lateAlerts = data().alerts.filter((a) => a.alert_type === "late_repayment");
+    const lateAlerts = env.data.alerts.filter((a) => a.alert_type === "late_repayment");
     expect(lateAlerts.length).toBeGreaterThan(0);
     for (const alert of lateAlerts) {
       const { body } = await schedule(alert.operation_id!);
@@ -76,11 +67,11 @@ describe("seeded schedules", () => {
       expect(final.due_date).toBe(alert.due_date);
     }
     const lateInterest = new Set(
-      data()
-        .notifications.filter((n) => n.title.startsWith("Retard de paiement des intérêts"))
+      env.data.notifications
+        .filter((n) => n.title.startsWith("Retard de paiement des intérêts"))
         .map((n) => n.operation_id),
     );
-    for (const s of data().repaymentSchedules) {
+    for (const s of env.data.repaymentSchedules) {
       const { body } = await schedule(s.operation_id);
       const late = body.lines.filter((l: any) => l.status === "late");
       const explained =
@@ -91,7 +82,7 @@ describe("seeded schedules", () => {
   });
 
   it("answer an empty schedule for an operation that has none, 404 for no operation", async () => {
-    const sourcing = data().operations.find((o) => o.status === "sourcing")!;
+    const sourcing = env.data.operations.find((o) => o.status === "sourcing")!;
     const { body } = await schedule(sourcing.id);
     expect(body).toMatchObject({ version: 0, lines: [], next_due_date: null, updated_at: null });
     const missing = await schedule("0b7c3f5e-2a41-4d2e-9b7e-8d4a1c2e3f40");
@@ -104,7 +95,7 @@ describe("seeded schedules", () => {
       "due",
     );
     const days = Math.round((Date.parse(line.due_date) - Date.parse(TODAY)) / DAY_MS) + 2;
-    sandbox.control.skewClock(days * 86_400);
+    env.sandbox.control.skewClock(days * 86_400);
     const later = await schedule(operationId);
     expect(later.body.as_of > line.due_date).toBe(true);
     expect(later.body.lines.find((l: any) => l.id === line.id)).toMatchObject({
@@ -139,8 +130,8 @@ describe("replacing a schedule", () => {
   });
 
   it("refuses to drop a line with repayments, a date given twice, an amount that is not one", async () => {
-    const paid = data().repayments.find((r) => r.status === "confirmed")!;
-    const stored = data().repaymentSchedules.find((s) => s.operation_id === paid.operation_id)!;
+    const paid = env.data.repayments.find((r) => r.status === "confirmed")!;
+    const stored = env.data.repaymentSchedules.find((s) => s.operation_id === paid.operation_id)!;
     const others = stored.lines
       .filter((l) => l.id !== paid.schedule_line_id)
       .map(({ id: _id, ...l }) => l);
@@ -196,7 +187,7 @@ describe("repayments", () => {
   });
 
   it("can be rejected while pending, and then leave the line owing", async () => {
-    const pending = data().repayments.find((r) => r.status === "pending")!;
+    const pending = env.data.repayments.find((r) => r.status === "pending")!;
     const rejected = await change(pending.operation_id, pending.id, { status: "rejected" });
     expect(rejected.body.status).toBe("rejected");
     const line = (await schedule(pending.operation_id)).body.lines.find(
@@ -221,7 +212,7 @@ describe("repayments", () => {
     });
     const future = await record(operationId, { amount: "10.00", value_date: inDays(1) });
     expect(future.body.errors[0].field).toBe("value_date");
-    const other = data().repaymentSchedules.find((s) => s.operation_id !== operationId)!;
+    const other = env.data.repaymentSchedules.find((s) => s.operation_id !== operationId)!;
     const elsewhere = await record(operationId, {
       amount: "10.00",
       value_date: TODAY,
@@ -232,8 +223,8 @@ describe("repayments", () => {
   });
 
   it("list newest value date first, filtered by status", async () => {
-    const { operation_id } = data().repayments.find((r) => r.status === "confirmed")!;
-    const { body } = await client.get(`/operations/${operation_id}/repayments`, {
+    const { operation_id } = env.data.repayments.find((r) => r.status === "confirmed")!;
+    const { body } = await env.client.get(`/operations/${operation_id}/repayments`, {
       query: { status: "confirmed" },
     });
     expect(body.total).toBeGreaterThan(0);

@@ -1,28 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ACTIVE_OPERATION_STATUSES } from "../../src/sandbox/data/taxonomies.js";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false });
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox, DEMO_KEYS.full);
-});
-afterAll(() => sandbox.close());
-
-const data = () => sandbox.control.state.data;
-const template = (name: string) => data().reportTemplates.find((t) => t.name === name)!;
+const template = (name: string) => env.data.reportTemplates.find((t) => t.name === name)!;
 const preview = (id: string, body?: unknown) =>
-  client.call("POST", `/reports/templates/${id}/preview`, body === undefined ? {} : { body });
+  env.client.call("POST", `/reports/templates/${id}/preview`, body === undefined ? {} : { body });
 
 describe("reporting templates", () => {
   it("list the entity's read-only templates first, then its users'", async () => {
-    const { body } = await client.get("/reports/templates");
+    const { body } = await env.client.get("/reports/templates");
     expect(body.total).toBe(5);
     expect(body.items.map((t: any) => t.is_system)).toEqual([true, true, false, false, false]);
-    const repayments = await client.get("/reports/templates", { query: { dataset: "repayments" } });
+    const repayments = await env.client.get("/reports/templates", {
+      query: { dataset: "repayments" },
+    });
     expect(repayments.body.items.every((t: any) => t.dataset === "repayments")).toBe(true);
   });
 
@@ -30,7 +24,7 @@ describe("reporting templates", () => {
     const outstanding = template("Encours par opération");
     const { body } = await preview(outstanding.id, { limit: 100 });
     expect(Object.keys(body)).toEqual(["columns", "rows", "total"]);
-    const active = data().operations.filter((o) =>
+    const active = env.data.operations.filter((o) =>
       (ACTIVE_OPERATION_STATUSES as readonly string[]).includes(o.status),
     );
     expect(body.total).toBe(active.length);
@@ -62,7 +56,7 @@ describe("reporting templates", () => {
 
   it("export every row as a real XLSX workbook with formats and parameters", async () => {
     const covenants = template("Covenants LTV et DSCR");
-    const reply = await client.get(`/reports/templates/${covenants.id}/export`);
+    const reply = await env.client.get(`/reports/templates/${covenants.id}/export`);
     expect(reply.status).toBe(200);
     expect(reply.headers.get("content-type")).toBe(
       "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -84,7 +78,7 @@ describe("reporting templates", () => {
   });
 
   it("create a template checked against its dataset, and keep names unique", async () => {
-    const created = await client.write("POST", "/reports/templates", {
+    const created = await env.client.write("POST", "/reports/templates", {
       name: "Ventes par ville",
       dataset: "operations",
       columns: [
@@ -104,15 +98,15 @@ describe("reporting templates", () => {
     expect(created.body.columns[1]).toEqual({ key: "name", label: "Programme", type: "string" });
     const rows = (await preview(created.body.id, { limit: 100 })).body;
     expect(rows.total).toBe(
-      data().operations.filter((o) => o.classe_actif === "residentiel").length,
+      env.data.operations.filter((o) => o.classe_actif === "residentiel").length,
     );
-    const taken = await client.write("POST", "/reports/templates", {
+    const taken = await env.client.write("POST", "/reports/templates", {
       name: "VENTES PAR VILLE",
       dataset: "operations",
       columns: [{ key: "name" }],
     });
     expect(taken.body.reason_code).toBe("template_name_taken");
-    const wrong = await client.write("POST", "/reports/templates", {
+    const wrong = await env.client.write("POST", "/reports/templates", {
       name: "Mauvais",
       dataset: "repayments",
       columns: [{ key: "ltv" }, { key: "due_date" }],
@@ -130,14 +124,14 @@ describe("reporting templates", () => {
 
   it("change a user's template, never one the entity ships with", async () => {
     const mine = template("Impayés");
-    const changed = await client.write("PATCH", `/reports/templates/${mine.id}`, {
+    const changed = await env.client.write("PATCH", `/reports/templates/${mine.id}`, {
       columns: [{ key: "operation" }, { key: "remaining" }],
       sort: null,
     });
     expect(changed.body).toMatchObject({ version: 2, sort: null });
     expect(changed.body.columns.map((c: any) => c.key)).toEqual(["operation", "remaining"]);
     expect((await preview(mine.id)).body.columns).toHaveLength(2);
-    const system = await client.write(
+    const system = await env.client.write(
       "PATCH",
       `/reports/templates/${template("Encours par opération").id}`,
       {
@@ -146,7 +140,7 @@ describe("reporting templates", () => {
     );
     expect(system.status).toBe(409);
     expect(system.body.reason_code).toBe("template_read_only");
-    const dataset = await client.write("PATCH", `/reports/templates/${mine.id}`, {
+    const dataset = await env.client.write("PATCH", `/reports/templates/${mine.id}`, {
       dataset: "operations",
     });
     expect(dataset.status).toBe(422);

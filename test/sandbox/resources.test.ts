@@ -1,24 +1,17 @@
 import ExcelJS from "exceljs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
-
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+import { describe, expect, it } from "vitest";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
 const DECIMAL = /^-?\d+\.\d{2}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false, today: "2026-11-21" });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false, today: "2026-11-21" });
 
 async function allOperations() {
-  return (await client.get("/operations", { query: { limit: 200 } })).body;
+  return (await env.client.get("/operations", { query: { limit: 200 } })).body;
 }
 
 describe("operations", () => {
@@ -57,8 +50,9 @@ describe("operations", () => {
   });
 
   it("expands status=active to the five active statuses", async () => {
-    const active = (await client.get("/operations", { query: { status: "active", limit: 200 } }))
-      .body;
+    const active = (
+      await env.client.get("/operations", { query: { status: "active", limit: 200 } })
+    ).body;
     const every = (await allOperations()).items;
     const expected = every.filter((o: any) =>
       ["sourcing", "instruction", "travaux", "commercialisation", "livraison"].includes(o.status),
@@ -67,31 +61,34 @@ describe("operations", () => {
     expect(new Set(active.items.map((o: any) => o.status))).toEqual(
       new Set(["sourcing", "instruction", "travaux", "commercialisation", "livraison"]),
     );
-    const closed = (await client.get("/operations", { query: { status: "remboursee" } })).body;
+    const closed = (await env.client.get("/operations", { query: { status: "remboursee" } })).body;
     expect(closed.total).toBeGreaterThan(0);
     expect(closed.items.every((o: any) => o.status === "remboursee")).toBe(true);
   });
 
   it("matches name exactly, case-insensitively and trimmed", async () => {
     const target = (await allOperations()).items[5];
-    const loose = await client.get("/operations", {
+    const loose = await env.client.get("/operations", {
       query: { name: `  ${target.name.toUpperCase()}  ` },
     });
     expect(loose.body.items.map((o: any) => o.id)).toEqual([target.id]);
-    const partial = await client.get("/operations", { query: { name: target.name.slice(0, 8) } });
+    const partial = await env.client.get("/operations", {
+      query: { name: target.name.slice(0, 8) },
+    });
     expect(partial.body.total).toBe(0);
   });
 
   it("filters by SPV and pages with limit and offset", async () => {
-    const spv = sandbox.control.state.data.spvs[0]!;
-    const inSpv = (await client.get("/operations", { query: { spv_id: spv.id, limit: 200 } })).body;
+    const spv = env.data.spvs[0]!;
+    const inSpv = (await env.client.get("/operations", { query: { spv_id: spv.id, limit: 200 } }))
+      .body;
     expect(inSpv.total).toBeGreaterThan(0);
     expect(inSpv.items.every((o: any) => o.spv_id === spv.id)).toBe(true);
 
     const seen = new Set<string>();
     let total = 0;
     for (let offset = 0; ; offset += 7) {
-      const page = (await client.get("/operations", { query: { limit: 7, offset } })).body;
+      const page = (await env.client.get("/operations", { query: { limit: 7, offset } })).body;
       total = page.total;
       for (const item of page.items) seen.add(item.id);
       if (page.items.length < 7) break;
@@ -100,8 +97,8 @@ describe("operations", () => {
   });
 
   it("returns the detail with kpi_snapshot, financial_summary and business data", async () => {
-    const travaux = sandbox.control.state.data.operations.find((o) => o.status === "travaux")!;
-    const { status, body } = await client.get(`/operations/${travaux.id.toUpperCase()}`);
+    const travaux = env.data.operations.find((o) => o.status === "travaux")!;
+    const { status, body } = await env.client.get(`/operations/${travaux.id.toUpperCase()}`);
     expect(status).toBe(200);
     expect(body.id).toBe(travaux.id);
     for (const key of [
@@ -127,8 +124,8 @@ describe("operations", () => {
 
 describe("notes", () => {
   it("lists an operation's notes newest first, with every response field", async () => {
-    const withNotes = sandbox.control.state.data.notes[0]!.operation_id;
-    const { body } = await client.get(`/operations/${withNotes}/notes`);
+    const withNotes = env.data.notes[0]!.operation_id;
+    const { body } = await env.client.get(`/operations/${withNotes}/notes`);
     expect(body.total).toBeGreaterThan(0);
     for (const note of body.items) {
       for (const field of [
@@ -153,8 +150,8 @@ describe("notes", () => {
   });
 
   it("shows a created note in the list, authored by the key's service account", async () => {
-    const id = sandbox.control.state.data.operations[60]!.id;
-    const created = await client.write("POST", `/operations/${id}/notes`, {
+    const id = env.data.operations[60]!.id;
+    const created = await env.client.write("POST", `/operations/${id}/notes`, {
       content: "Nouvelle note",
       note_type: "reporting",
     });
@@ -164,14 +161,14 @@ describe("notes", () => {
       category: "suivi",
       is_resolved: false,
     });
-    const list = await client.get(`/operations/${id}/notes`);
+    const list = await env.client.get(`/operations/${id}/notes`);
     expect(list.body.items.map((n: any) => n.id)).toContain(created.body.id);
   });
 });
 
 describe("deals, SPVs, operators", () => {
   it("lists deals over every pipeline status, with decimal strings and filters", async () => {
-    const { body } = await client.get("/deals", { query: { limit: 200 } });
+    const { body } = await env.client.get("/deals", { query: { limit: 200 } });
     expect(body.total).toBe(25);
     expect(new Set(body.items.map((d: any) => d.status))).toEqual(
       new Set(["sourcing", "analyse", "due_diligence", "comite", "closing", "abandonne"]),
@@ -181,29 +178,29 @@ describe("deals, SPVs, operators", () => {
         expect(deal.montant_estime).toMatch(/^(?!^[-+.]*$)[+-]?0*\d*\.?\d*$/);
       if (deal.date_sourcing !== null) expect(deal.date_sourcing).toMatch(DATE);
     }
-    const comite = (await client.get("/deals", { query: { status: "comite" } })).body;
+    const comite = (await env.client.get("/deals", { query: { status: "comite" } })).body;
     expect(comite.items.every((d: any) => d.status === "comite")).toBe(true);
-    const one = await client.get(`/deals/${body.items[0].id}`);
+    const one = await env.client.get(`/deals/${body.items[0].id}`);
     expect(one.body).toEqual(body.items[0]);
   });
 
   it("lists SPVs with an exact name filter", async () => {
-    const { body } = await client.get("/spvs");
+    const { body } = await env.client.get("/spvs");
     expect(body.total).toBe(12);
-    const named = await client.get("/spvs", {
+    const named = await env.client.get("/spvs", {
       query: { name: ` ${body.items[3].name.toLowerCase()} ` },
     });
     expect(named.body.items).toEqual([body.items[3]]);
   });
 
   it("finds operators by exact name or partial search, and returns the full record", async () => {
-    const { body } = await client.get("/operateurs", { query: { limit: 200 } });
+    const { body } = await env.client.get("/operateurs", { query: { limit: 200 } });
     expect(body.total).toBe(23);
-    const exact = await client.get("/operateurs", { query: { name: "nordis promotion" } });
+    const exact = await env.client.get("/operateurs", { query: { name: "nordis promotion" } });
     expect(exact.body.items.map((o: any) => o.name)).toEqual(["Nordis Promotion"]);
-    const partial = await client.get("/operateurs", { query: { search: "PROMO" } });
+    const partial = await env.client.get("/operateurs", { query: { search: "PROMO" } });
     expect(partial.body.total).toBeGreaterThanOrEqual(2);
-    const operator = (await client.get(`/operateurs/${exact.body.items[0].id}`)).body;
+    const operator = (await env.client.get(`/operateurs/${exact.body.items[0].id}`)).body;
     for (const field of [
       "id",
       "data",
@@ -222,7 +219,7 @@ describe("deals, SPVs, operators", () => {
 
 describe("reference data", () => {
   it("serves the six taxonomy dimensions", async () => {
-    const { body } = await client.get("/taxonomies");
+    const { body } = await env.client.get("/taxonomies");
     expect(body.dimensions.map((d: any) => d.dimension).sort()).toEqual([
       "asset_class",
       "internal_status",
@@ -234,62 +231,74 @@ describe("reference data", () => {
   });
 
   it("serves field definitions with units, one by key, and 404 for an unknown key", async () => {
-    const { body } = await client.get("/field-definitions");
+    const { body } = await env.client.get("/field-definitions");
     expect(body.items.find((d: any) => d.key === "surface_plancher")).toMatchObject({
       unit: "m2",
       type: "decimal",
     });
-    const one = await client.get("/field-definitions/by-key/taux_commercialisation");
+    const one = await env.client.get("/field-definitions/by-key/taux_commercialisation");
     expect(one.body).toMatchObject({ unit: "%", availability: "available" });
-    const missing = await client.get("/field-definitions/by-key/no_such_field");
+    const missing = await env.client.get("/field-definitions/by-key/no_such_field");
     expect(missing.status).toBe(404);
   });
 });
 
 describe("SIREN enrichment", () => {
   it("validates format and checksum without a provider", async () => {
-    const operatorSiren = sandbox.control.state.data.operators[0]!.siren!;
-    expect((await client.get(`/enrichment/siren/${operatorSiren}/validate`)).body).toMatchObject({
+    const operatorSiren = env.data.operators[0]!.siren!;
+    expect(
+      (await env.client.get(`/enrichment/siren/${operatorSiren}/validate`)).body,
+    ).toMatchObject({
       valid: true,
     });
-    const typo = sandbox.control.state.data.operators[21]!.siren!;
-    expect((await client.get(`/enrichment/siren/${typo}/validate`)).body).toMatchObject({
+    const typo = env.data.operators[21]!.siren!;
+    expect((await env.client.get(`/enrichment/siren/${typo}/validate`)).body).toMatchObject({
       format_valid: true,
       checksum_valid: false,
       valid: false,
     });
-    expect((await client.get("/enrichment/siren/12AB/validate")).body).toMatchObject({
+    expect((await env.client.get("/enrichment/siren/12AB/validate")).body).toMatchObject({
       format_valid: false,
     });
-    expect((await client.get("/enrichment/siren/356000000/validate")).body.valid).toBe(true); // La Poste
+    expect((await env.client.get("/enrichment/siren/356000000/validate")).body.valid).toBe(true); // La Poste
   });
 
   it("reads local data only, and resolves explicitly with billing counted once per intent", async () => {
-    const local = sandbox.control.state.data.operators[2]!.siren!;
-    expect((await client.get(`/enrichment/siren/${local}`)).body.source).toBe("local");
+    const local = env.data.operators[2]!.siren!;
+    expect((await env.client.get(`/enrichment/siren/${local}`)).body.source).toBe("local");
     const unknown = "732829320"; // valid checksum, not in local data
-    const before = sandbox.control.stats().billableResolutions;
-    const missing = await client.get(`/enrichment/siren/${unknown}`);
+    const before = env.sandbox.control.stats().billableResolutions;
+    const missing = await env.client.get(`/enrichment/siren/${unknown}`);
     expect(missing.status).toBe(404);
-    expect(sandbox.control.stats().billableResolutions).toBe(before);
+    expect(env.sandbox.control.stats().billableResolutions).toBe(before);
 
-    const first = await client.write("POST", `/enrichment/siren/${unknown}/resolve`, undefined, {
-      idempotencyKey: "resolve-1",
-    });
-    const again = await client.write("POST", `/enrichment/siren/${unknown}/resolve`, undefined, {
-      idempotencyKey: "resolve-1",
-    });
+    const first = await env.client.write(
+      "POST",
+      `/enrichment/siren/${unknown}/resolve`,
+      undefined,
+      {
+        idempotencyKey: "resolve-1",
+      },
+    );
+    const again = await env.client.write(
+      "POST",
+      `/enrichment/siren/${unknown}/resolve`,
+      undefined,
+      {
+        idempotencyKey: "resolve-1",
+      },
+    );
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ siren: unknown, billable: true, source: "provider" });
     expect(again.body).toEqual(first.body);
-    expect(sandbox.control.stats().billableResolutions).toBe(before + 1);
-    expect((await client.get(`/enrichment/siren/${unknown}`)).body.source).toBe("cache");
+    expect(env.sandbox.control.stats().billableResolutions).toBe(before + 1);
+    expect((await env.client.get(`/enrichment/siren/${unknown}`)).body.source).toBe("cache");
   });
 });
 
 describe("calendar and notifications", () => {
   it("lists 50 events in date order with every field, receipts included", async () => {
-    const { body } = await client.get("/calendar/events", { query: { limit: 200 } });
+    const { body } = await env.client.get("/calendar/events", { query: { limit: 200 } });
     expect(body.total).toBe(50);
     const dates = body.items.map((e: any) => e.event_date);
     expect([...dates].sort()).toEqual(dates);
@@ -315,7 +324,7 @@ describe("calendar and notifications", () => {
   });
 
   it("counts unread notifications and flags critical ones", async () => {
-    const { body } = await client.get("/notifications/unread-count");
+    const { body } = await env.client.get("/notifications/unread-count");
     expect(body.count).toBeGreaterThan(0);
     expect(body.has_critical).toBe(true);
   });
@@ -323,7 +332,7 @@ describe("calendar and notifications", () => {
 
 describe("portfolio and reporting", () => {
   it("aggregates counts and decimal-string amounts that add up", async () => {
-    const { body } = await client.get("/portfolio");
+    const { body } = await env.client.get("/portfolio");
     const sum = (rows: any[], field: string) =>
       rows.reduce((acc, r) => acc + BigInt(r[field].replace(".", "")), 0n);
     expect(body.totals.operations).toBe(72);
@@ -341,7 +350,7 @@ describe("portfolio and reporting", () => {
   });
 
   it("exports INREV as a real XLSX workbook", async () => {
-    const reply = await client.get("/reports/inrev");
+    const reply = await env.client.get("/reports/inrev");
     expect(reply.status).toBe(200);
     expect(reply.headers.get("content-type")).toBe(
       "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -356,18 +365,18 @@ describe("portfolio and reporting", () => {
 
 describe("workflows", () => {
   it("previews recommendations (a read), filtered by operation", async () => {
-    const all = (await client.call("POST", "/workflows/recommendations/preview")).body;
+    const all = (await env.client.call("POST", "/workflows/recommendations/preview")).body;
     expect(all.items.length).toBe(5);
     expect(all.items.every((r: any) => r.status !== "applied")).toBe(true);
     const withApplied = (
-      await client.call("POST", "/workflows/recommendations/preview", {
+      await env.client.call("POST", "/workflows/recommendations/preview", {
         body: { include_applied: true },
       })
     ).body;
     expect(withApplied.total).toBe(6);
     const op = all.items[0].operation_ids[0];
     const filtered = (
-      await client.call("POST", "/workflows/recommendations/preview", {
+      await env.client.call("POST", "/workflows/recommendations/preview", {
         body: { operation_ids: [op] },
       })
     ).body;
@@ -375,9 +384,9 @@ describe("workflows", () => {
   });
 
   it("creates a workflow from a validated recommendation once, and refuses the others", async () => {
-    const recs = sandbox.control.state.data.recommendations;
+    const recs = env.data.recommendations;
     const validated = recs.find((r) => r.status === "validated")!;
-    const created = await client.write(
+    const created = await env.client.write(
       "POST",
       `/workflows/recommendations/${validated.id}/workflow`,
       undefined,
@@ -412,7 +421,7 @@ describe("workflows", () => {
       state: "active",
       origin: "system",
     });
-    const twice = await client.write(
+    const twice = await env.client.write(
       "POST",
       `/workflows/recommendations/${validated.id}/workflow`,
       undefined,
@@ -420,13 +429,13 @@ describe("workflows", () => {
     expect(twice.status).toBe(409);
     expect(twice.body.reason_code).toBe("recommendation_already_applied");
     const proposed = recs.find((r) => r.status === "proposed")!;
-    const notValidated = await client.write(
+    const notValidated = await env.client.write(
       "POST",
       `/workflows/recommendations/${proposed.id}/workflow`,
       { enabled: false },
     );
     expect(notValidated.body.reason_code).toBe("recommendation_not_validated");
-    const unknown = await client.write(
+    const unknown = await env.client.write(
       "POST",
       "/workflows/recommendations/reco_missing/workflow",
       undefined,
@@ -437,13 +446,13 @@ describe("workflows", () => {
 
 describe("the delegated user", () => {
   it("reads the profile, views and dashboards; created dashboards carry a share_token", async () => {
-    const me = (await client.get("/users/me")).body;
+    const me = (await env.client.get("/users/me")).body;
     expect(me).toMatchObject({
       id: "usr_camille_martin",
       status: "approved",
       entity_id: expect.stringMatching(UUID),
     });
-    const views = (await client.get("/users/me/saved-views")).body;
+    const views = (await env.client.get("/users/me/saved-views")).body;
     for (const view of views.items) {
       expect(view).toMatchObject({
         user_id: me.id,
@@ -451,7 +460,7 @@ describe("the delegated user", () => {
         sort: expect.any(Array),
       });
     }
-    const dashboard = await client.write("POST", "/users/me/custom-dashboards", {
+    const dashboard = await env.client.write("POST", "/users/me/custom-dashboards", {
       name: "Suivi SPV",
       description: null,
     });
@@ -475,7 +484,7 @@ describe("the delegated user", () => {
   });
 
   it("creates and updates a saved view", async () => {
-    const created = await client.write("POST", "/users/me/saved-views", {
+    const created = await env.client.write("POST", "/users/me/saved-views", {
       name: "Résidentiel en travaux",
       type: "operations",
       filters: { statut: ["travaux"], classe_actif: ["residentiel"] },
@@ -483,7 +492,7 @@ describe("the delegated user", () => {
       sort: [{ sort_by: "encours", sort_order: "desc" }],
     });
     expect(created.status).toBe(201);
-    const updated = await client.write("PATCH", `/users/me/saved-views/${created.body.id}`, {
+    const updated = await env.client.write("PATCH", `/users/me/saved-views/${created.body.id}`, {
       color: "red",
     });
     expect(updated.status).toBe(200);

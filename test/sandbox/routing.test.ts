@@ -1,12 +1,11 @@
 import { createHash } from "node:crypto";
 import { validate } from "@readme/openapi-parser";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { ROUTES } from "../../src/sandbox/routes.js";
 import { defineRoute, type Method, Router } from "../../src/sandbox/routing.js";
 import { uuid } from "../../src/sandbox/validation.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
 const route = (id: string, method: Method, path: string) =>
   defineRoute({
@@ -161,21 +160,15 @@ const testRoutes = [
   }),
 ];
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false, routes: [...ROUTES, ...testRoutes] });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false, routes: [...ROUTES, ...testRoutes] });
 
 /** Sends a FormData body as fetch encodes it: multipart/form-data with a fresh boundary. */
 async function upload(form: FormData | string, idempotencyKey: string, contentType?: string) {
-  const res = await fetch(`${sandbox.baseUrl}/test/uploads`, {
+  const res = await fetch(`${env.sandbox.baseUrl}/test/uploads`, {
     method: "POST",
     headers: {
-      authorization: `Bearer ${await client.token()}`,
+      authorization: `Bearer ${await env.client.token()}`,
       "idempotency-key": idempotencyKey,
       ...(contentType ? { "content-type": contentType } : {}),
     },
@@ -205,7 +198,7 @@ describe("multipart uploads", () => {
       sha256: createHash("sha256").update(bytes).digest("hex"),
     });
     expect(received.at(-1)?.bytes.equals(bytes)).toBe(true);
-    const logged = sandbox.control.requests({ routeId: "test_upload" }).at(-1);
+    const logged = env.sandbox.control.requests({ routeId: "test_upload" }).at(-1);
     expect(logged?.body).toMatch(/^<multipart body, \d+ bytes>$/);
   });
 
@@ -270,24 +263,24 @@ describe("multipart uploads", () => {
 
 describe("methods and binary answers", () => {
   it("routes PUT and DELETE, and answers 204 without a body", async () => {
-    const put = await client.call("PUT", "/test/things/a1", {
+    const put = await env.client.call("PUT", "/test/things/a1", {
       body: { value: 3 },
       idempotencyKey: "put-1",
     });
     expect(put).toMatchObject({ status: 200, body: { id: "a1", value: 3 } });
-    const res = await fetch(`${sandbox.baseUrl}/test/things/a1`, {
+    const res = await fetch(`${env.sandbox.baseUrl}/test/things/a1`, {
       method: "DELETE",
-      headers: { authorization: `Bearer ${await client.token()}`, "idempotency-key": "del-1" },
+      headers: { authorization: `Bearer ${await env.client.token()}`, "idempotency-key": "del-1" },
     });
     expect(res.status).toBe(204);
     expect(await res.text()).toBe("");
-    const wrong = await client.call("POST", "/test/things/a1", { idempotencyKey: "post-1" });
+    const wrong = await env.client.call("POST", "/test/things/a1", { idempotencyKey: "post-1" });
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("allow")).toBe("PUT, DELETE");
   });
 
   it("answers a file with its content type", async () => {
-    const reply = await client.get("/test/files/rapport");
+    const reply = await env.client.get("/test/files/rapport");
     expect(reply.status).toBe(200);
     expect(reply.headers.get("content-type")).toBe("application/pdf");
     expect((reply.body as Buffer).subarray(0, 5).toString()).toBe("%PDF-");
@@ -295,7 +288,7 @@ describe("methods and binary answers", () => {
 
   it("describes both in the export: multipart with its file, the file's content type", async () => {
     const res = await fetch(
-      `${sandbox.baseUrl.replace(/\/v1$/, "")}/_admin/keys/${sandbox.credentials.keyId}/contract.json`,
+      `${env.sandbox.baseUrl.replace(/\/v1$/, "")}/_admin/keys/${env.sandbox.credentials.keyId}/contract.json`,
     );
     const contract = (await res.json()) as any;
     const uploadBody = contract.paths["/test/uploads"].post.requestBody;

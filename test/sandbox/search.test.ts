@@ -1,28 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DEMO_KEYS } from "../../src/sandbox/index.js";
 import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
 let full: PartnerTestClient;
 let pm: PartnerTestClient;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false });
-  full = PartnerTestClient.for(sandbox, DEMO_KEYS.full);
-  pm = PartnerTestClient.for(sandbox, DEMO_KEYS.portfolioManager);
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false });
+beforeAll(() => {
+  full = PartnerTestClient.for(env.sandbox, DEMO_KEYS.full);
+  pm = PartnerTestClient.for(env.sandbox, DEMO_KEYS.portfolioManager);
 });
-afterAll(() => sandbox.close());
 
-const data = () => sandbox.control.state.data;
 const search = (client: PartnerTestClient, query: Record<string, string | number>) =>
   client.get("/search", { query });
 const searchDocuments = (client: PartnerTestClient, body: unknown) =>
   client.call("POST", "/search/documents", { body });
-const room = (prefix: string) => data().datarooms.find((d) => d.name.startsWith(prefix))!;
+const room = (prefix: string) => env.data.datarooms.find((d) => d.name.startsWith(prefix))!;
 
 describe("search", () => {
   it("finds a record by its exact name first, ignoring case and accents", async () => {
-    const operation = data().operations.find((o) => /[éÉèÎ]/.test(o.name))!;
+    const operation = env.data.operations.find((o) => /[éÉèÎ]/.test(o.name))!;
     const typed = operation.name
       .normalize("NFD")
       .replace(/[\u0300-\u036f]/g, "")
@@ -37,7 +36,7 @@ describe("search", () => {
   });
 
   it("finds operators and SPVs by their codes, documents by theirs", async () => {
-    const operator = data().operators[0]!;
+    const operator = env.data.operators[0]!;
     const bySiren = await search(full, { q: operator.siren! });
     expect(bySiren.body.items[0]).toMatchObject({
       type: "operateur",
@@ -45,14 +44,14 @@ describe("search", () => {
       code: operator.siren,
       matched_on: "code",
     });
-    const spv = data().spvs[3]!;
+    const spv = env.data.spvs[3]!;
     const byExternal = await search(full, { q: spv.external_id.toLowerCase() });
     expect(byExternal.body.items[0]).toMatchObject({
       type: "spv",
       id: spv.id,
       code: spv.external_id,
     });
-    const document = data().documents.find((d) => d.dataroom === null)!;
+    const document = env.data.documents.find((d) => d.dataroom === null)!;
     const byCode = await search(full, { q: document.code });
     expect(byCode.body.items[0]).toMatchObject({ type: "document", id: document.id });
   });
@@ -67,7 +66,7 @@ describe("search", () => {
   });
 
   it("never returns a document of a dataroom the key is not in, not even by name", async () => {
-    const sale = data().documents.find((d) => d.dataroom?.id === room("Data room – Cession").id)!;
+    const sale = env.data.documents.find((d) => d.dataroom?.id === room("Data room – Cession").id)!;
     const byName = (client: PartnerTestClient) =>
       search(client, { q: sale.name, types: "document" });
     expect((await byName(full)).body.items.map((h: any) => h.id)).toContain(sale.id);
@@ -100,7 +99,7 @@ describe("search of document content", () => {
     });
     expect(body.total).toBeGreaterThan(5);
     for (const hit of body.items) {
-      const document = data().documents.find((d) => d.id === hit.document_id)!;
+      const document = env.data.documents.find((d) => d.id === hit.document_id)!;
       expect(document.text.toLowerCase()).toContain("achèvement");
       expect(hit.highlights.length).toBeGreaterThan(0);
     }
@@ -109,8 +108,8 @@ describe("search of document content", () => {
   });
 
   it("filters by what the document is attached to and by category", async () => {
-    const operation = data().operations.find((o) =>
-      data().documents.some(
+    const operation = env.data.operations.find((o) =>
+      env.data.documents.some(
         (d) =>
           d.category === "contrat" &&
           d.text !== "" &&
@@ -139,7 +138,7 @@ describe("search of document content", () => {
   });
 
   it("skips scans without text and refuses a query with no word", async () => {
-    const scans = data().documents.filter((d) => d.file.kind === "pdf" && d.text === "");
+    const scans = env.data.documents.filter((d) => d.file.kind === "pdf" && d.text === "");
     expect(scans.length).toBeGreaterThan(0);
     const { body } = await searchDocuments(full, { query: "procès-verbal assemblée", limit: 50 });
     for (const scan of scans)

@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { describe, expect, it } from "vitest";
+import { DEMO_KEYS } from "../../src/sandbox/index.js";
 import { PartnerTestClient } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false });
 
 describe("the entity's settings", () => {
   it("reads the three parts, consistent with the seeded alerts' thresholds", async () => {
-    const business = await client.get("/settings/business");
+    const business = await env.client.get("/settings/business");
     expect(business.status).toBe(200);
     expect(business.body).toMatchObject({
       legal_name: "Aurore Capital Partners SAS",
@@ -22,15 +17,15 @@ describe("the entity's settings", () => {
       dscr_floor: "0.85",
     });
     expect(business.body.siren).toMatch(/^\d{9}$/);
-    const reporting = await client.get("/settings/reporting");
+    const reporting = await env.client.get("/settings/reporting");
     expect(reporting.body).toMatchObject({ frequency: "quarterly", inrev_export_enabled: true });
-    const branding = await client.get("/settings/branding");
+    const branding = await env.client.get("/settings/branding");
     expect(branding.body.primary_color).toMatch(/^#[0-9A-F]{6}$/);
   });
 
   it("changes what is sent, clears nullable fields sent as null, keeps the rest", async () => {
-    const before = (await client.get("/settings/branding")).body;
-    const reply = await client.write("PATCH", "/settings/branding", {
+    const before = (await env.client.get("/settings/branding")).body;
+    const reply = await env.client.write("PATCH", "/settings/branding", {
       primary_color: "#0B2545",
       secondary_color: null,
     });
@@ -43,9 +38,9 @@ describe("the entity's settings", () => {
       updated_by: "apikey:sandboxdemo",
     });
     expect(Date.parse(reply.body.updated_at)).toBeGreaterThan(Date.parse(before.updated_at));
-    expect((await client.get("/settings/branding")).body).toEqual(reply.body);
+    expect((await env.client.get("/settings/branding")).body).toEqual(reply.body);
     const recipients = ["direction@aurore-capital.example"];
-    const reporting = await client.write("PATCH", "/settings/reporting", { recipients });
+    const reporting = await env.client.write("PATCH", "/settings/reporting", { recipients });
     expect(reporting.body.recipients).toEqual(recipients);
   });
 
@@ -64,12 +59,12 @@ describe("the entity's settings", () => {
       ["branding", {}, "body"],
     ];
     for (const [part, body, field] of cases) {
-      const reply = await client.write("PATCH", `/settings/${part}`, body);
+      const reply = await env.client.write("PATCH", `/settings/${part}`, body);
       expect(reply.status, JSON.stringify(body)).toBe(422);
       expect(reply.body.errors[0].field, JSON.stringify(body)).toBe(field);
     }
     // A valid SIREN is taken, and an AMF number cleared.
-    const ok = await client.write("PATCH", "/settings/business", {
+    const ok = await env.client.write("PATCH", "/settings/business", {
       siren: "732829320",
       amf_approval_number: null,
     });
@@ -77,7 +72,7 @@ describe("the entity's settings", () => {
   });
 
   it("keeps writes to keys with settings:write", async () => {
-    const readOnly = PartnerTestClient.for(sandbox, DEMO_KEYS.readOnly);
+    const readOnly = PartnerTestClient.for(env.sandbox, DEMO_KEYS.readOnly);
     expect((await readOnly.get("/settings/reporting")).status).toBe(200);
     const refused = await readOnly.write("PATCH", "/settings/reporting", { deadline_days: 30 });
     expect(refused.status).toBe(403);

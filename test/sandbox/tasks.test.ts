@@ -1,22 +1,13 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { DEMO_USERS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
-
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+import { describe, expect, it } from "vitest";
+import { DEMO_USERS } from "../../src/sandbox/index.js";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
 // Each test starts from the seeded data: the lifecycle is about state.
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+const env = sandboxPerTest({ rateLimit: false });
 
-const data = () => sandbox.control.state.data;
-const taskIn = (status: string) => data().tasks.find((t) => t.status === status)!;
-const patch = (id: string, body: unknown) => client.write("PATCH", `/tasks/${id}`, body);
-const board = (query: Record<string, string> = {}) => client.get("/tasks/board", { query });
+const taskIn = (status: string) => env.data.tasks.find((t) => t.status === status)!;
+const patch = (id: string, body: unknown) => env.client.write("PATCH", `/tasks/${id}`, body);
+const board = (query: Record<string, string> = {}) => env.client.get("/tasks/board", { query });
 
 describe("the board", () => {
   it("has one column per status, in order, each with its total and tasks by position", async () => {
@@ -33,7 +24,7 @@ describe("the board", () => {
       "Bloquée",
       "Terminée",
     ]);
-    expect(body.total).toBe(data().tasks.length);
+    expect(body.total).toBe(env.data.tasks.length);
     for (const column of body.columns) {
       expect(column.total).toBeGreaterThan(0);
       expect(column.items.every((t: any) => t.status === column.status)).toBe(true);
@@ -45,9 +36,9 @@ describe("the board", () => {
   });
 
   it("filters by operation, assignee and label, and lists an operation's tasks", async () => {
-    const task = data().tasks.find((t) => t.assignee_id)!;
+    const task = env.data.tasks.find((t) => t.assignee_id)!;
     const byOperation = await board({ operation_id: task.operation_id });
-    const mine = await client.get(`/operations/${task.operation_id}/tasks`);
+    const mine = await env.client.get(`/operations/${task.operation_id}/tasks`);
     expect(byOperation.body.total).toBe(mine.body.total);
     expect(mine.body.items.every((t: any) => t.operation_id === task.operation_id)).toBe(true);
     const byAssignee = await board({ assignee_id: task.assignee_id! });
@@ -103,9 +94,7 @@ describe("the task lifecycle", () => {
   it("puts a moved task last in its new column, and needs a reason to block", async () => {
     const task = taskIn("todo");
     const last = Math.max(
-      ...data()
-        .tasks.filter((t) => t.status === "in_progress")
-        .map((t) => t.position),
+      ...env.data.tasks.filter((t) => t.status === "in_progress").map((t) => t.position),
     );
     const moved = await patch(task.id, { status: "in_progress" });
     expect(moved.body.position).toBe(last + 1);
@@ -119,9 +108,9 @@ describe("the task lifecycle", () => {
 
 describe("task writes", () => {
   it("create a task last of its column, change it, delete it", async () => {
-    const operation = data().operations.find((o) => o.status === "travaux")!;
-    const label = data().taskLabels[0]!;
-    const created = await client.write("POST", `/operations/${operation.id}/tasks`, {
+    const operation = env.data.operations.find((o) => o.status === "travaux")!;
+    const label = env.data.taskLabels[0]!;
+    const created = await env.client.write("POST", `/operations/${operation.id}/tasks`, {
       title: "Relire le rapport du bureau de contrôle",
       assignee_id: DEMO_USERS.julien,
       due_date: "2030-01-15",
@@ -147,14 +136,14 @@ describe("task writes", () => {
       description: "Rapport reçu.",
     });
     const remove = (n: number) =>
-      client.call("DELETE", `/tasks/${created.body.id}`, { idempotencyKey: `del-${n}` });
+      env.client.call("DELETE", `/tasks/${created.body.id}`, { idempotencyKey: `del-${n}` });
     expect((await remove(1)).status).toBe(204);
     expect((await remove(2)).body.reason_code).toBe("task_not_found");
   });
 
   it("refuse a suspended assignee, an unknown user or label", async () => {
-    const operation = data().operations[0]!;
-    const reply = await client.write("POST", `/operations/${operation.id}/tasks`, {
+    const operation = env.data.operations[0]!;
+    const reply = await env.client.write("POST", `/operations/${operation.id}/tasks`, {
       title: "Tâche",
       assignee_id: DEMO_USERS.sophie,
       label_ids: ["0b7c3f5e-2a41-4d2e-9b7e-8d4a1c2e3f40"],
@@ -167,12 +156,12 @@ describe("task writes", () => {
   });
 
   it("reorder a column: the tasks listed swap the places they held, the rest stays", async () => {
-    const todo = data()
-      .tasks.filter((t) => t.status === "todo")
+    const todo = env.data.tasks
+      .filter((t) => t.status === "todo")
       .sort((a, b) => a.position - b.position);
     const [a, b, c] = todo;
     const untouched = todo.slice(3).map((t) => [t.id, t.position]);
-    const reply = await client.write("POST", "/tasks/reorder", {
+    const reply = await env.client.write("POST", "/tasks/reorder", {
       status: "todo",
       task_ids: [c!.id, a!.id],
     });
@@ -181,7 +170,7 @@ describe("task writes", () => {
     const ids = reply.body.items.map((t: any) => t.id);
     expect(ids.slice(0, 3)).toEqual([c!.id, b!.id, a!.id]);
     expect(todo.slice(3).map((t) => [t.id, t.position])).toEqual(untouched);
-    const stray = await client.write("POST", "/tasks/reorder", {
+    const stray = await env.client.write("POST", "/tasks/reorder", {
       status: "todo",
       task_ids: [a!.id, taskIn("done").id],
     });
@@ -192,13 +181,13 @@ describe("task writes", () => {
 
 describe("labels", () => {
   it("list with their task counts, create, rename, and keep names unique", async () => {
-    const { body } = await client.get("/tasks/labels");
+    const { body } = await env.client.get("/tasks/labels");
     expect(body.total).toBe(6);
     const reporting = body.items.find((l: any) => l.name === "Reporting");
     expect(reporting.task_count).toBe(
-      data().tasks.filter((t) => t.label_ids.includes(reporting.id)).length,
+      env.data.tasks.filter((t) => t.label_ids.includes(reporting.id)).length,
     );
-    const created = await client.write("POST", "/tasks/labels", {
+    const created = await env.client.write("POST", "/tasks/labels", {
       name: "Notaire",
       color: "green",
     });
@@ -208,19 +197,22 @@ describe("labels", () => {
       task_count: 0,
       description: null,
     });
-    const taken = await client.write("POST", "/tasks/labels", { name: "notaire", color: "red" });
+    const taken = await env.client.write("POST", "/tasks/labels", {
+      name: "notaire",
+      color: "red",
+    });
     expect(taken.status).toBe(409);
     expect(taken.body.reason_code).toBe("label_name_taken");
-    const renamed = await client.write("PATCH", `/tasks/labels/${created.body.id}`, {
+    const renamed = await env.client.write("PATCH", `/tasks/labels/${created.body.id}`, {
       name: "Notaires",
       description: "Actes et signatures.",
     });
     expect(renamed.body).toMatchObject({ name: "Notaires", description: "Actes et signatures." });
-    const clash = await client.write("PATCH", `/tasks/labels/${created.body.id}`, {
+    const clash = await env.client.write("PATCH", `/tasks/labels/${created.body.id}`, {
       name: "REPORTING",
     });
     expect(clash.body.reason_code).toBe("label_name_taken");
-    const color = await client.write("PATCH", `/tasks/labels/${created.body.id}`, {
+    const color = await env.client.write("PATCH", `/tasks/labels/${created.body.id}`, {
       color: "mauve",
     });
     expect(color.body.errors[0].field).toBe("color");

@@ -1,32 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { describe, expect, it } from "vitest";
+import { DEMO_KEYS } from "../../src/sandbox/index.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false });
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox, DEMO_KEYS.full);
-});
-afterAll(() => sandbox.close());
-
-const data = () => sandbox.control.state.data;
 const timeline = (id: string, query: Record<string, string | number> = {}) =>
-  client.get(`/operations/${id}/timeline`, { query: { limit: 200, ...query } });
+  env.client.get(`/operations/${id}/timeline`, { query: { limit: 200, ...query } });
 const narrative = (id: string, query: Record<string, string | number> = {}) =>
-  client.get(`/operations/${id}/timeline/narrative`, { query });
+  env.client.get(`/operations/${id}/timeline/narrative`, { query });
 /** A live operation with notes, alerts, tasks and documents: its timeline has every kind. */
 const busy = () =>
-  data().operations.find(
+  env.data.operations.find(
     (o) =>
-      data().notes.some((n) => n.operation_id === o.id) &&
-      data().alerts.some((a) => a.operation_id === o.id) &&
-      data().tasks.some((t) => t.operation_id === o.id) &&
-      data().calendarEvents.some(
+      env.data.notes.some((n) => n.operation_id === o.id) &&
+      env.data.alerts.some((a) => a.operation_id === o.id) &&
+      env.data.tasks.some((t) => t.operation_id === o.id) &&
+      env.data.calendarEvents.some(
         (e) => e.operation_id === o.id && e.event_date < new Date().toISOString(),
       ) &&
-      data().repayments.some((r) => r.operation_id === o.id),
+      env.data.repayments.some((r) => r.operation_id === o.id),
   )!;
 
 describe("the timeline", () => {
@@ -48,7 +41,7 @@ describe("the timeline", () => {
     expect(times).toEqual([...times].sort().reverse());
     expect(times[0] <= new Date().toISOString()).toBe(true);
     expect(new Set(body.items.map((e: any) => e.id)).size).toBe(body.items.length);
-    const notes = data().notes.filter((n) => n.operation_id === operation.id);
+    const notes = env.data.notes.filter((n) => n.operation_id === operation.id);
     for (const note of notes)
       expect(body.items.some((e: any) => e.source.type === "note" && e.source.id === note.id)).toBe(
         true,
@@ -83,9 +76,9 @@ describe("the timeline", () => {
   });
 
   it("shows what was written a moment ago, and not what the key may not open", async () => {
-    const litigation = data().datarooms.find((d) => d.name.includes("Précontentieux"))!;
+    const litigation = env.data.datarooms.find((d) => d.name.includes("Précontentieux"))!;
     const operationId = litigation.operation_id!;
-    const secret = data().documents.find((d) => d.dataroom?.id === litigation.id)!;
+    const secret = env.data.documents.find((d) => d.dataroom?.id === litigation.id)!;
     const has = async (id: string) =>
       (await timeline(operationId)).body.items.some((e: any) => e.source.id === id);
     expect(await has(secret.id)).toBe(false);
@@ -95,7 +88,7 @@ describe("the timeline", () => {
     } finally {
       litigation.members.pop();
     }
-    const note = await client.write("POST", `/operations/${operationId}/notes`, {
+    const note = await env.client.write("POST", `/operations/${operationId}/notes`, {
       content: "Point avec le conseil de l'opérateur.",
       note_type: "call",
     });
@@ -127,7 +120,7 @@ describe("the narrative", () => {
     expect(body.sections[0].text).toContain(operation.name);
     const events = (await timeline(operation.id, { since: body.period_start })).body;
     expect(body.event_count).toBe(events.total);
-    for (const alert of data().alerts.filter(
+    for (const alert of env.data.alerts.filter(
       (a) => a.operation_id === operation.id && a.status === "open",
     ))
       expect(body.sections[2].text).toContain(alert.title);
@@ -138,8 +131,8 @@ describe("the narrative", () => {
     const operation = busy();
     expect((await narrative(operation.id)).body).toEqual((await narrative(operation.id)).body);
     const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
-    let quiet: ReturnType<typeof data>["operations"][number] | undefined;
-    for (const o of data().operations.filter((x) => x.phase === "terminee")) {
+    let quiet: (typeof env.data)["operations"][number] | undefined;
+    for (const o of env.data.operations.filter((x) => x.phase === "terminee")) {
       if ((await timeline(o.id, { since: weekAgo })).body.total === 0) {
         quiet = o;
         break;
@@ -152,14 +145,14 @@ describe("the narrative", () => {
   });
 
   it("reports unpaid lines among the points of attention", async () => {
-    const late = data().alerts.find((a) => a.alert_type === "late_repayment")!;
+    const late = env.data.alerts.find((a) => a.alert_type === "late_repayment")!;
     const { body } = await narrative(late.operation_id!);
     expect(body.sections[2].text).toMatch(/échéances? impayées?/);
   });
 
   it("shows a status move made through the API, with its author, newest first", async () => {
-    const operation = data().operations.find((o) => o.status === "sourcing")!;
-    const moved = await client.write("PATCH", `/operations/${operation.id}`, {
+    const operation = env.data.operations.find((o) => o.status === "sourcing")!;
+    const moved = await env.client.write("PATCH", `/operations/${operation.id}`, {
       version: operation.version,
       status: "instruction",
     });

@@ -1,33 +1,27 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { DEMO_USERS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { asUser, PartnerTestClient } from "../helpers/partner-client.js";
+import { describe, expect, it } from "vitest";
+import { DEMO_USERS } from "../../src/sandbox/index.js";
+import { asUser } from "../helpers/partner-client.js";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
 const DAY_MS = 86_400_000;
-let sandbox: Sandbox;
-let client: PartnerTestClient;
 
 // Each test starts from the seeded data: a state machine is about state.
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+const env = sandboxPerTest({ rateLimit: false });
 
-const users = () => sandbox.control.state.data.users;
+const users = () => env.data.users;
 const userById = (id: string) => {
   const user = users().find((u) => u.id === id);
   if (!user) throw new Error(`no user ${id}`);
   return user;
 };
 const move = (id: string, path: string, body?: unknown) =>
-  client.write("POST", `/users/${id}/${path}`, body);
+  env.client.write("POST", `/users/${id}/${path}`, body);
 /** `/users/me` acting for a user, by id. */
-const meAs = (id: string) => asUser(client, userById(id)).get("/users/me", { delegate: "id" });
+const meAs = (id: string) => asUser(env.client, userById(id)).get("/users/me", { delegate: "id" });
 
 describe("the entity's users", () => {
   it("lists the team by last name, in every state, without personal preferences", async () => {
-    const { status, body } = await client.get("/users", { query: { limit: 200 } });
+    const { status, body } = await env.client.get("/users", { query: { limit: 200 } });
     expect(status).toBe(200);
     expect(body.total).toBe(12);
     const names = body.items.map((u: any) => u.last_name);
@@ -46,29 +40,29 @@ describe("the entity's users", () => {
   });
 
   it("filters by status and by part of a name or address, accents aside", async () => {
-    const invited = await client.get("/users", { query: { status: "invited" } });
+    const invited = await env.client.get("/users", { query: { status: "invited" } });
     expect(invited.body.items.map((u: any) => u.id).sort()).toEqual(
       [DEMO_USERS.lea, "usr_hugo_girard", "usr_manon_fournier"].sort(),
     );
-    const found = await client.get("/users", { query: { search: "lefevre" } });
+    const found = await env.client.get("/users", { query: { search: "lefevre" } });
     expect(found.body.items.map((u: any) => u.display_name)).toEqual(["Nicolas Lefèvre"]);
-    const page = await client.get("/users", { query: { limit: 5, offset: 10 } });
+    const page = await env.client.get("/users", { query: { limit: 5, offset: 10 } });
     expect(page.body).toMatchObject({ total: 12 });
     expect(page.body.items).toHaveLength(2);
-    const bad = await client.get("/users", { query: { status: "pending" } });
+    const bad = await env.client.get("/users", { query: { status: "pending" } });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].field).toBe("status");
   });
 
   it("gets one user by its string id, and 404 for a stranger", async () => {
-    const camille = await client.get(`/users/${DEMO_USERS.camille}`);
+    const camille = await env.client.get(`/users/${DEMO_USERS.camille}`);
     expect(camille.body).toMatchObject({
       id: DEMO_USERS.camille,
       email: "camille.martin@aurore-capital.example",
       status: "approved",
       invited_by: "usr_nicolas_lefevre",
     });
-    const missing = await client.get("/users/usr_nobody");
+    const missing = await env.client.get("/users/usr_nobody");
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ reason_code: "user_not_found", route_id: "user_get" });
   });
@@ -76,7 +70,7 @@ describe("the entity's users", () => {
 
 describe("invitations", () => {
   it("invites a user, who stays invited until someone activates the account", async () => {
-    const reply = await client.write("POST", "/users", {
+    const reply = await env.client.write("POST", "/users", {
       email: "Margaux.Perrin@Aurore-Capital.example",
       first_name: "Margaux",
       last_name: "Perrin",
@@ -95,7 +89,7 @@ describe("invitations", () => {
     const validFor =
       Date.parse(reply.body.invitation_expires_at) - Date.parse(reply.body.invited_at);
     expect(validFor).toBe(14 * DAY_MS);
-    const same = await client.write("POST", "/users", {
+    const same = await env.client.write("POST", "/users", {
       email: "margaux.perrin@aurore-capital.example",
       first_name: "Margaux",
       last_name: "Perrin",
@@ -103,7 +97,7 @@ describe("invitations", () => {
     expect(same.status).toBe(409);
     expect(same.body.reason_code).toBe("user_email_taken");
     // A namesake gets the next id.
-    const namesake = await client.write("POST", "/users", {
+    const namesake = await env.client.write("POST", "/users", {
       email: "margaux.perrin@cabinet-conseil.example",
       first_name: "Margaux",
       last_name: "Perrin",
@@ -112,7 +106,7 @@ describe("invitations", () => {
   });
 
   it("names the field and the rule when an invitation is malformed", async () => {
-    const reply = await client.write("POST", "/users", {
+    const reply = await env.client.write("POST", "/users", {
       email: "not-an-address",
       first_name: "",
       last_name: "Perrin",
@@ -146,15 +140,15 @@ describe("the account lifecycle", () => {
       suspension_reason: "Audit de sécurité",
     });
     for (const path of ["/users/me", "/users/me/saved-views"]) {
-      const refused = await client.get(path);
+      const refused = await env.client.get(path);
       expect(refused.status, path).toBe(403);
       expect(refused.body.reason_code).toBe("delegated_user_not_approved");
     }
-    const write = await client.write("POST", "/users/me/custom-dashboards", { name: "Essai" });
+    const write = await env.client.write("POST", "/users/me/custom-dashboards", { name: "Essai" });
     expect(write.body.reason_code).toBe("delegated_user_not_approved");
     const back = await move(DEMO_USERS.camille, "activate");
     expect(back.body).toMatchObject({ status: "approved", suspended_at: null });
-    expect((await client.get("/users/me")).status).toBe(200);
+    expect((await env.client.get("/users/me")).status).toBe(200);
   });
 
   it("sends a password reset to an approved user only", async () => {
@@ -216,7 +210,7 @@ describe("the account lifecycle", () => {
 describe("changes to a user", () => {
   it("changes what is sent, keeps the rest, and refuses the status or nothing", async () => {
     const before = userById(DEMO_USERS.julien);
-    const reply = await client.write("PATCH", `/users/${DEMO_USERS.julien}`, {
+    const reply = await env.client.write("PATCH", `/users/${DEMO_USERS.julien}`, {
       last_name: "Bernard-Morel",
       read_only: false,
     });
@@ -227,12 +221,12 @@ describe("changes to a user", () => {
       job_title: before.job_title,
       email: before.email,
     });
-    const status = await client.write("PATCH", `/users/${DEMO_USERS.julien}`, {
+    const status = await env.client.write("PATCH", `/users/${DEMO_USERS.julien}`, {
       status: "suspended",
     });
     expect(status.status).toBe(422);
     expect(status.body.errors[0].field).toBe("status");
-    const empty = await client.write("PATCH", `/users/${DEMO_USERS.julien}`, {});
+    const empty = await env.client.write("PATCH", `/users/${DEMO_USERS.julien}`, {});
     expect(empty.status).toBe(422);
     expect(empty.body.errors[0]).toMatchObject({ field: "body", rule: "min 1 field" });
   });

@@ -1,21 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient, rawRequest } from "../helpers/partner-client.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { rawRequest } from "../helpers/partner-client.js";
+import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
-let sandbox: Sandbox;
-let client: PartnerTestClient;
 let operationId: string;
 let viewId: string;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ rateLimit: false });
-  client = PartnerTestClient.for(sandbox);
-  operationId = sandbox.control.state.data.operations[3]!.id;
-  viewId = sandbox.control.state.data.savedViews.find(
+// One sandbox for the whole file: these tests do not depend on each other's writes.
+const env = sharedSandbox({ rateLimit: false });
+beforeAll(() => {
+  operationId = env.data.operations[3]!.id;
+  viewId = env.data.savedViews.find(
     (v) => v.user_id === "usr_camille_martin" && v.type === "operations",
   )!.id;
 });
-afterAll(() => sandbox.close());
 
 function expectRefusal(reply: { status: number; body: any }, field: string, rule: string) {
   expect(reply.status, JSON.stringify(reply.body)).toBe(422);
@@ -48,21 +45,21 @@ describe("query parameters (spec parts 4 and 8)", () => {
     ["/spvs", { name: "x".repeat(256) }, "name", "max length 255"],
     ["/operations/{op}/notes", { limit: 0 }, "limit", "min 1"],
   ])("GET %s refuses %s on %s (%s)", async (path, query, field, rule) => {
-    const reply = await client.get(path.replace("{op}", operationId), { query });
+    const reply = await env.client.get(path.replace("{op}", operationId), { query });
     expectRefusal(reply, field, rule);
   });
 
   it("refuses a repeated parameter rather than guessing", async () => {
-    const reply = await client.get("/operations?limit=1&limit=2");
+    const reply = await env.client.get("/operations?limit=1&limit=2");
     expectRefusal(reply, "limit", "single value");
   });
 
   it("applies the per-route defaults: 50 for operations and deals, 20 for calendar and notes", async () => {
-    expect((await client.get("/operations")).body.items).toHaveLength(50);
-    expect((await client.get("/deals", { query: { limit: 200 } })).body.items).toHaveLength(25);
-    expect((await client.get("/calendar/events")).body.items).toHaveLength(20);
+    expect((await env.client.get("/operations")).body.items).toHaveLength(50);
+    expect((await env.client.get("/deals", { query: { limit: 200 } })).body.items).toHaveLength(25);
+    expect((await env.client.get("/calendar/events")).body.items).toHaveLength(20);
     expect(
-      (await client.get("/calendar/events", { query: { limit: 200 } })).body.items,
+      (await env.client.get("/calendar/events", { query: { limit: 200 } })).body.items,
     ).toHaveLength(50);
   });
 });
@@ -79,23 +76,23 @@ describe("path parameters", () => {
     ["/users/me/saved-views/not-a-uuid", "view_id"],
   ])("refuses %s with 422 on %s", async (path, field) => {
     const headers = {
-      authorization: `Bearer ${await client.token()}`,
+      authorization: `Bearer ${await env.client.token()}`,
       "idempotency-key": `raw-${field}`,
-      "x-service-delegated-user-email": sandbox.credentials.delegatedUserEmail,
+      "x-service-delegated-user-email": env.sandbox.credentials.delegatedUserEmail,
     };
     const method = path.startsWith("/users/me/saved-views") ? "PATCH" : "GET";
-    const reply = await rawRequest(sandbox.baseUrl, method, path, headers);
+    const reply = await rawRequest(env.sandbox.baseUrl, method, path, headers);
     expect(reply.status).toBe(422);
     expect(reply.body.errors[0].field).toBe(field);
   });
 
   it("does not normalise dot segments into another route", async () => {
-    const reply = await rawRequest(sandbox.baseUrl, "GET", "/operations/../deals", {
-      authorization: `Bearer ${await client.token()}`,
+    const reply = await rawRequest(env.sandbox.baseUrl, "GET", "/operations/../deals", {
+      authorization: `Bearer ${await env.client.token()}`,
     });
     expect(reply.status).toBe(404);
     expect(reply.body.reason_code).toBe("route_not_found");
-    expect(sandbox.control.requests().at(-1)?.path).toBe("/v1/operations/../deals");
+    expect(env.sandbox.control.requests().at(-1)?.path).toBe("/v1/operations/../deals");
   });
 
   it("answers 404 for well-formed ids that do not exist", async () => {
@@ -106,13 +103,14 @@ describe("path parameters", () => {
       `/deals/${missing}`,
       `/operateurs/${missing}`,
     ]) {
-      expect((await client.get(path)).status, path).toBe(404);
+      expect((await env.client.get(path)).status, path).toBe(404);
     }
   });
 });
 
 describe("follow-up note body (spec part 2)", () => {
-  const post = (body: unknown) => client.write("POST", `/operations/${operationId}/notes`, body);
+  const post = (body: unknown) =>
+    env.client.write("POST", `/operations/${operationId}/notes`, body);
 
   it.each([
     ["content", "min length 1", { content: "" }],
@@ -133,13 +131,13 @@ describe("follow-up note body (spec part 2)", () => {
     ["content", "content or text required", {}],
     ["content", "content or text required", { content: null, text: null }],
   ])("refuses a note breaking %s (%s)", async (field, rule, body) => {
-    const before = sandbox.control.state.data.notes.length;
+    const before = env.data.notes.length;
     expectRefusal(await post(body), field, rule);
-    expect(sandbox.control.state.data.notes.length).toBe(before);
+    expect(env.data.notes.length).toBe(before);
   });
 
   it("refuses a missing body and a non-object body", async () => {
-    const none = await client.call("POST", `/operations/${operationId}/notes`, {
+    const none = await env.client.call("POST", `/operations/${operationId}/notes`, {
       idempotencyKey: "no-body",
     });
     expectRefusal(none, "body", "required");
@@ -172,7 +170,7 @@ describe("follow-up note body (spec part 2)", () => {
 });
 
 describe("custom dashboard body (spec part 2)", () => {
-  const post = (body: unknown) => client.write("POST", "/users/me/custom-dashboards", body);
+  const post = (body: unknown) => env.client.write("POST", "/users/me/custom-dashboards", body);
 
   it.each([
     ["name", "required", {}],
@@ -201,8 +199,9 @@ describe("custom dashboard body (spec part 2)", () => {
 });
 
 describe("saved views (spec part 2)", () => {
-  const create = (body: unknown) => client.write("POST", "/users/me/saved-views", body);
-  const update = (body: unknown) => client.write("PATCH", `/users/me/saved-views/${viewId}`, body);
+  const create = (body: unknown) => env.client.write("POST", "/users/me/saved-views", body);
+  const update = (body: unknown) =>
+    env.client.write("PATCH", `/users/me/saved-views/${viewId}`, body);
   const base = { name: "Vue", type: "operations" };
 
   it.each([
@@ -294,7 +293,7 @@ describe("saved views (spec part 2)", () => {
   });
 
   it("treats absent as unchanged and null as cleared", async () => {
-    const before = sandbox.control.state.data.savedViews.find((v) => v.id === viewId)!;
+    const before = env.data.savedViews.find((v) => v.id === viewId)!;
     const columns = [...before.columns];
     const reply = await update({ icon: null, name: "Renommée" });
     expect(reply.status).toBe(200);
@@ -304,39 +303,47 @@ describe("saved views (spec part 2)", () => {
 
 describe("other bodies and ids", () => {
   it("validates the workflow bodies the sandbox chose", async () => {
-    const preview = await client.call("POST", "/workflows/recommendations/preview", {
+    const preview = await env.client.call("POST", "/workflows/recommendations/preview", {
       body: { limit: 0 },
     });
     expectRefusal(preview, "limit", "min 1");
-    const badIds = await client.call("POST", "/workflows/recommendations/preview", {
+    const badIds = await env.client.call("POST", "/workflows/recommendations/preview", {
       body: { operation_ids: ["x"] },
     });
     expectRefusal(badIds, "operation_ids[0]", "format guid");
-    const badRec = await client.write("POST", "/workflows/recommendations/rec%20one/workflow", {});
+    const badRec = await env.client.write(
+      "POST",
+      "/workflows/recommendations/rec%20one/workflow",
+      {},
+    );
     expectRefusal(badRec, "recommendation_id", "pattern");
-    const rec = sandbox.control.state.data.recommendations.find((r) => r.status === "validated")!;
-    const badName = await client.write("POST", `/workflows/recommendations/${rec.id}/workflow`, {
-      name: "",
-    });
+    const rec = env.data.recommendations.find((r) => r.status === "validated")!;
+    const badName = await env.client.write(
+      "POST",
+      `/workflows/recommendations/${rec.id}/workflow`,
+      {
+        name: "",
+      },
+    );
     expectRefusal(badName, "name", "min length 1");
   });
 
   it("refuses SIREN resolution of an invalid checksum without billing", async () => {
-    const before = sandbox.control.stats().billableResolutions;
-    const reply = await client.write("POST", "/enrichment/siren/123456789/resolve", undefined);
+    const before = env.sandbox.control.stats().billableResolutions;
+    const reply = await env.client.write("POST", "/enrichment/siren/123456789/resolve", undefined);
     expect(reply.status).toBe(422);
     expect(reply.body.reason_code).toBe("siren_invalid");
-    expect(sandbox.control.stats().billableResolutions).toBe(before);
+    expect(env.sandbox.control.stats().billableResolutions).toBe(before);
   });
 
   it("refuses a non-JSON write body with 415 and oversized bodies with 413", async () => {
-    const text = await client.call("POST", `/operations/${operationId}/notes`, {
+    const text = await env.client.call("POST", `/operations/${operationId}/notes`, {
       rawBody: "content=hi",
       headers: { "content-type": "text/plain" },
       idempotencyKey: "text-body",
     });
     expect(text.status).toBe(415);
-    const huge = await client.call("POST", `/operations/${operationId}/notes`, {
+    const huge = await env.client.call("POST", `/operations/${operationId}/notes`, {
       rawBody: JSON.stringify({ content: "x".repeat(1_100_000) }),
       headers: { "content-type": "application/json" },
       idempotencyKey: "huge-body",

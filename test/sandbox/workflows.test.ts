@@ -1,20 +1,12 @@
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+import { describe, expect, it } from "vitest";
+import { sandboxPerTest } from "../helpers/sandbox-per-test.js";
 
 const NO_SUCH_OPERATION = "0b7c3f5e-2a41-4d2e-9b7e-8d4a1c2e3f40";
-let sandbox: Sandbox;
-let client: PartnerTestClient;
 
 // Each test starts from the seeded data. Bearers outlive the days the scheduler test moves by.
-beforeEach(async () => {
-  await sandbox?.close();
-  sandbox = await startSandbox({ rateLimit: false, tokenTtlSeconds: 7 * 86_400 });
-  client = PartnerTestClient.for(sandbox);
-});
-afterAll(() => sandbox.close());
+const env = sandboxPerTest({ rateLimit: false, tokenTtlSeconds: 7 * 86_400 });
 
-const definitions = () => sandbox.control.state.data.workflows;
+const definitions = () => env.data.workflows;
 const definitionIn = (state: string) => {
   const found = definitions().find((w) => w.state === state && w.can_toggle);
   if (!found) throw new Error(`no seeded definition is ${state}`);
@@ -22,17 +14,17 @@ const definitionIn = (state: string) => {
 };
 const path = (key: string, tail = "") => `/workflows/definitions/${key}${tail}`;
 const toggle = (key: string, enabled: boolean) =>
-  client.write("POST", path(key, "/toggle"), { enabled });
-const run = (key: string) => client.write("POST", path(key, "/executions"), undefined);
+  env.client.write("POST", path(key, "/toggle"), { enabled });
+const run = (key: string) => env.client.write("POST", path(key, "/executions"), undefined);
 const remove = (key: string) =>
-  client.call("DELETE", path(key), { idempotencyKey: `del-${key}-${Date.now()}` });
+  env.client.call("DELETE", path(key), { idempotencyKey: `del-${key}-${Date.now()}` });
 /** Moves the sandbox's clock to `seconds` ahead of the machine's; the bearer was taken before. */
 async function at(seconds: number) {
-  await client.token();
-  sandbox.control.skewClock(seconds);
+  await env.client.token();
+  env.sandbox.control.skewClock(seconds);
 }
 const create = (body: Record<string, unknown>) =>
-  client.write("POST", "/workflows/definitions", {
+  env.client.write("POST", "/workflows/definitions", {
     preset_key: "covenant_monitoring",
     name: "Covenants – financements mezzanine",
     ...body,
@@ -40,54 +32,54 @@ const create = (body: Record<string, unknown>) =>
 
 describe("the presets and the seeded definitions", () => {
   it("lists the presets catalogue and gets one by key", async () => {
-    const list = await client.get("/workflows/presets");
+    const list = await env.client.get("/workflows/presets");
     expect(list.body.total).toBe(6);
-    const preset = await client.get("/workflows/presets/reporting_reminder");
+    const preset = await env.client.get("/workflows/presets/reporting_reminder");
     expect(preset.body).toMatchObject({
       key: "reporting_reminder",
       schedule_mode: "daily",
       default_schedule: "0 8 * * *",
     });
-    const missing = await client.get("/workflows/presets/inconnu");
+    const missing = await env.client.get("/workflows/presets/inconnu");
     expect(missing.status).toBe(404);
     expect(missing.body.reason_code).toBe("workflow_preset_not_found");
   });
 
   it("has definitions in every state, with executions whose results agree with them", async () => {
-    const { body } = await client.get("/workflows/definitions", { query: { limit: 200 } });
+    const { body } = await env.client.get("/workflows/definitions", { query: { limit: 200 } });
     expect(new Set(body.items.map((w: any) => w.state))).toEqual(
       new Set(["draft", "active", "inactive", "error"]),
     );
     const failing = body.items.find((w: any) => w.state === "error");
     expect(failing.last_error).toContain("Opération introuvable");
-    const executions = await client.get("/workflows/executions", {
+    const executions = await env.client.get("/workflows/executions", {
       query: { workflow_key: failing.key },
     });
     expect(executions.body.items[0]).toMatchObject({ status: "failed", error: failing.last_error });
-    const succeeded = await client.get("/workflows/executions", {
+    const succeeded = await env.client.get("/workflows/executions", {
       query: { status: "succeeded", limit: 200 },
     });
     expect(succeeded.body.total).toBeGreaterThan(3);
     for (const e of succeeded.body.items)
       expect(e.result).toMatchObject({ checked: expect.any(Number) });
-    const byState = await client.get("/workflows/definitions", { query: { state: "draft" } });
+    const byState = await env.client.get("/workflows/definitions", { query: { state: "draft" } });
     expect(byState.body.items.every((w: any) => w.state === "draft")).toBe(true);
   });
 
   it("lists a workflow created from a recommendation among the definitions, with its history", async () => {
-    const recs = (await client.call("POST", "/workflows/recommendations/preview")).body.items;
+    const recs = (await env.client.call("POST", "/workflows/recommendations/preview")).body.items;
     const validated = recs.find((r: any) => r.status === "validated");
-    const created = await client.write(
+    const created = await env.client.write(
       "POST",
       `/workflows/recommendations/${validated.id}/workflow`,
       { name: "Depuis la recommandation" },
     );
     expect(created.status).toBe(201);
-    const listed = await client.get(path(created.body.key));
+    const listed = await env.client.get(path(created.body.key));
     expect(listed.body).toMatchObject({ key: created.body.key, state: "active", origin: "system" });
-    const all = await client.get("/workflows/definitions", { query: { limit: 200 } });
+    const all = await env.client.get("/workflows/definitions", { query: { limit: 200 } });
     expect(all.body.items.some((w: any) => w.key === created.body.key)).toBe(true);
-    const history = await client.get("/workflows/history", {
+    const history = await env.client.get("/workflows/history", {
       query: { workflow_key: created.body.key, event: "created" },
     });
     expect(history.body.items[0]).toMatchObject({
@@ -95,7 +87,7 @@ describe("the presets and the seeded definitions", () => {
       details: { recommendation_id: validated.id },
     });
     // Its first run is due at its creation: the scheduler starts it on the next request.
-    const runs = await client.get("/workflows/executions", {
+    const runs = await env.client.get("/workflows/executions", {
       query: { workflow_key: created.body.key },
     });
     expect(runs.body.items).toMatchObject([
@@ -136,7 +128,7 @@ describe("creating and changing definitions", () => {
 
   it("changes what is sent, and repairs a definition in error", async () => {
     const failing = definitionIn("error");
-    const reply = await client.write("PATCH", path(failing.key), {
+    const reply = await env.client.write("PATCH", path(failing.key), {
       configuration: { min_reservations_per_month: 3 },
     });
     expect(reply.status).toBe(200);
@@ -146,14 +138,14 @@ describe("creating and changing definitions", () => {
       name: failing.name,
       configuration: { min_reservations_per_month: 3 },
     });
-    const empty = await client.write("PATCH", path(failing.key), {});
+    const empty = await env.client.write("PATCH", path(failing.key), {});
     expect(empty.status).toBe(422);
   });
 
   it("keeps a mandatory definition as it is", async () => {
     const mandatory = definitions().find((w) => !w.is_editable)!;
     const cases: Array<[Promise<any>, string]> = [
-      [client.write("PATCH", path(mandatory.key), { name: "x" }), "workflow_not_editable"],
+      [env.client.write("PATCH", path(mandatory.key), { name: "x" }), "workflow_not_editable"],
       [toggle(mandatory.key, false), "workflow_not_toggleable"],
       [remove(mandatory.key), "workflow_not_deletable"],
     ];
@@ -188,13 +180,15 @@ describe("the definition lifecycle", () => {
     expect((await toggle(failing, true)).body.reason_code).toBe("invalid_transition");
     expect((await toggle(failing, false)).body.state).toBe("inactive");
     expect((await remove(failing)).status).toBe(204);
-    expect((await client.get(path(failing))).status).toBe(404);
+    expect((await env.client.get(path(failing))).status).toBe(404);
     // A draft is deleted, not run.
     const other = (await create({ name: "Brouillon" })).body.key;
     expect((await run(other)).body.reason_code).toBe("invalid_transition");
     expect((await remove(other)).status).toBe(204);
     // The history keeps what was deleted.
-    const history = await client.get("/workflows/history", { query: { workflow_key: failing } });
+    const history = await env.client.get("/workflows/history", {
+      query: { workflow_key: failing },
+    });
     expect(history.body.items[0]).toMatchObject({ event: "deleted" });
   });
 
@@ -215,16 +209,18 @@ describe("the definition lifecycle", () => {
     expect(busy.body.reason_code).toBe("workflow_execution_in_progress");
     const execution = `/workflows/executions/${queued.body.id}`;
     await at(3);
-    expect((await client.get(execution)).body).toMatchObject({
+    expect((await env.client.get(execution)).body).toMatchObject({
       status: "running",
       finished_at: null,
     });
     await at(11);
-    const done = (await client.get(execution)).body;
+    const done = (await env.client.get(execution)).body;
     expect(done).toMatchObject({ status: "succeeded", error: null });
     expect(done.result.checked).toBeGreaterThan(0);
-    expect((await client.get(path(inactive))).body.last_run_at).toBe(queued.body.queued_at);
-    const history = await client.get("/workflows/history", { query: { workflow_key: inactive } });
+    expect((await env.client.get(path(inactive))).body.last_run_at).toBe(queued.body.queued_at);
+    const history = await env.client.get("/workflows/history", {
+      query: { workflow_key: inactive },
+    });
     expect(history.body.items.slice(0, 2).map((h: any) => h.event)).toEqual([
       "run_succeeded",
       "run_requested",
@@ -241,17 +237,17 @@ describe("the definition lifecycle", () => {
     await toggle(key, true);
     const queued = await run(key);
     await at(11);
-    const failed = (await client.get(`/workflows/executions/${queued.body.id}`)).body;
+    const failed = (await env.client.get(`/workflows/executions/${queued.body.id}`)).body;
     expect(failed).toMatchObject({ status: "failed", result: null });
     expect(failed.error).toContain(NO_SUCH_OPERATION);
-    const definition = (await client.get(path(key))).body;
+    const definition = (await env.client.get(path(key))).body;
     expect(definition).toMatchObject({
       state: "error",
       enabled: false,
       last_error: failed.error,
       next_run_at: null,
     });
-    const repaired = await client.write("PATCH", path(key), { configuration: {} });
+    const repaired = await env.client.write("PATCH", path(key), { configuration: {} });
     expect(repaired.body.state).toBe("inactive");
   });
 
@@ -262,7 +258,9 @@ describe("the definition lifecycle", () => {
     const seconds = (Date.parse(first) - Date.now()) / 1000;
     // Two days after the first slot: one run, for the latest missed slot, not one per day.
     await at(seconds + 2 * 86_400 + 60);
-    const executions = await client.get("/workflows/executions", { query: { workflow_key: key } });
+    const executions = await env.client.get("/workflows/executions", {
+      query: { workflow_key: key },
+    });
     expect(executions.body.items).toHaveLength(1);
     expect(executions.body.items[0]).toMatchObject({
       trigger: "schedule",
@@ -270,11 +268,11 @@ describe("the definition lifecycle", () => {
       queued_at: first,
       status: "succeeded",
     });
-    const definition = (await client.get(path(key))).body;
+    const definition = (await env.client.get(path(key))).body;
     expect(Date.parse(definition.next_run_at)).toBe(Date.parse(first) + 3 * 86_400_000);
     expect(definition.last_run_at).toBe(first);
     // An inactive definition waits.
-    const idle = await client.get("/workflows/executions", {
+    const idle = await env.client.get("/workflows/executions", {
       query: { workflow_key: inactive, trigger: "schedule" },
     });
     expect(idle.body.total).toBe(0);
