@@ -6,6 +6,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { ApiClient } from "./api/client.js";
 import type { Directory } from "./api/directory.js";
+import { offerFor } from "./api/offer.js";
 import type { ConfirmMode, DelegatedUser } from "./config.js";
 import { select } from "./inventory/index.js";
 import type { ToolContext } from "./inventory/types.js";
@@ -46,7 +47,11 @@ export interface ServerDeps {
   exportDir: string | null;
   /** Absent in read-only mode: no write tool is offered at all. */
   writes?: { gate: WriteGate; mode: ConfirmMode; sealer: Sealer };
+  /** PORTFOLIO_ALLOW_SENSITIVE: sensitive operations offered anyway (none by default). */
+  allowSensitive?: ReadonlySet<string>;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** Who one server instance serves: fixed for a session (2025) or a request (2026). */
 export interface CallerSpec {
@@ -56,7 +61,7 @@ export interface CallerSpec {
   /** The HTTP client's identity; null over stdio (the client's own name is used). */
   client: string | null;
   readOnly: boolean;
-  /** The client's tool allowlist (clients file); null for every tool. */
+  /** The client's allowlist (clients file): tool names, operation ids, families; null for all. */
   allowedTools: ReadonlySet<string> | null;
 }
 
@@ -66,7 +71,13 @@ export interface CallerSpec {
  */
 export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
   const writes = caller.readOnly ? undefined : deps.writes;
-  const selection = select({ readOnly: !writes, allowedTools: caller.allowedTools });
+  const offer = offerFor(deps.api.routes, {
+    readOnly: !writes,
+    delegatedUser: caller.delegatedUser !== null,
+    allowSensitive: deps.allowSensitive ?? NONE,
+    allowlist: caller.allowedTools,
+  });
+  const selection = select(offer);
   const server = new Server(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: false },
@@ -105,6 +116,7 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
     signal: ctx.mcpReq.signal,
     progress: progressReporter(ctx),
     writes: writes ? { gate: writes.gate, caller: identify(ctx) } : undefined,
+    offer,
   });
   const confirmation: ConfirmationDeps | null = writes
     ? { gate: writes.gate, mode: writes.mode, sealer: writes.sealer, caller: identify }

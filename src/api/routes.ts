@@ -65,7 +65,8 @@ function curated(id: OperationId, spec: OperationSpec): Operation {
   return {
     ...spec,
     id,
-    family: spec.scope.split(":")[0] ?? "other",
+    // The contract's families, as near as the scope tells: /users/me* is the delegated family.
+    family: spec.capability ? "delegated" : (spec.scope.split(":")[0] ?? "other"),
     summary: id.replace(/_/g, " "),
     bodyType: "json",
     contract: null,

@@ -1,3 +1,4 @@
+import type { Offer } from "../api/offer.js";
 import { calendar } from "../domains/calendar.js";
 import { confirmation } from "../domains/confirmation.js";
 import { deals } from "../domains/deals.js";
@@ -76,43 +77,70 @@ function unique(what: string, names: readonly string[]): void {
 
 /** What one caller may see and use; every MCP method answers from this and nothing else. */
 export interface Selection extends Inventory {
-  /** A stable key: callers with the same selection share cached listings. */
-  key: string;
+  /** What the caller is offered of the API: the generic tools reach exactly this. */
+  offer: Offer;
 }
 
-export interface SelectionFilter {
-  /** No tool that writes (nor, through them, their resources and prompts). */
-  readOnly: boolean;
-  /** A client's allowlist of tool names; null for every tool. */
-  allowedTools: ReadonlySet<string> | null;
-}
-
-const selections = new Map<string, Selection>();
+const selections = new WeakMap<Offer, Selection>();
 
 /**
- * The inventory filtered as one set (DESIGN: one inventory): tools by read-only mode and the
- * client's allowlist; resources only when the tool they read through is offered; prompts only
- * when every tool they rely on is; completions follow the resources and prompts.
+ * The inventory filtered as one set (DESIGN: one inventory), from what the caller is offered of
+ * the API: a tool only when every operation it calls is offered (the key's contract, read-only
+ * mode, a delegated user, the sensitive list) and the client's allowlist names it or all its
+ * operations; the generic tools when a contract leaves them something to reach; the
+ * confirmation tools when something can be drafted; resources only when the tool they read
+ * through is offered; prompts only when every tool they rely on is.
  */
-export function select(filter: SelectionFilter, from: Inventory = INVENTORY): Selection {
-  const allowed = filter.allowedTools ? [...filter.allowedTools].sort().join(",") : "*";
-  const key = `${filter.readOnly ? "ro" : "rw"}|${allowed}`;
-  const cached = from === INVENTORY ? selections.get(key) : undefined;
+export function select(offer: Offer, from: Inventory = INVENTORY): Selection {
+  const cached = from === INVENTORY ? selections.get(offer) : undefined;
   if (cached) return cached;
-  const tools = from.tools.filter(
-    (t) =>
-      (!filter.readOnly || t.annotations.readOnlyHint) &&
-      (filter.allowedTools === null || filter.allowedTools.has(t.name)),
+  const list = offer.rules.allowlist;
+  const named = (t: ToolDefinition) => list === null || list.has(t.name);
+  const reachable = (kind: "read" | "write") =>
+    offer.fromContract && [...offer.offered.values()].some((op) => op.kind === kind);
+  const curated = (t: ToolDefinition) =>
+    (!offer.rules.readOnly || t.annotations.readOnlyHint) &&
+    t.operations.every(
+      (id) => offer.routes.has(id) && offer.ruleOut(offer.routes.get(id)!) === null,
+    ) &&
+    (named(t) || t.operations.every((id) => offer.allowlisted(offer.routes.get(id)!)));
+  const drafts = from.tools.filter(
+    (t) => (t.kind === "draft" && curated(t)) || (t.reach === "write" && reachable("write")),
   );
+  const tools = from.tools.filter((t) => {
+    if (t.family === "confirmation") return drafts.length > 0 && named(t);
+    if (t.reach === "any") return reachable("read") || reachable("write");
+    if (t.reach) return reachable(t.reach);
+    return curated(t);
+  });
   const offered = new Set(tools.map((t) => t.name));
   const selection: Selection = {
-    key,
+    offer,
     tools,
     resources: from.resources.filter((r) => offered.has(r.tool)),
     prompts: from.prompts.filter((p) => p.tools.every((t) => offered.has(t))),
   };
-  if (from === INVENTORY) selections.set(key, selection);
+  if (from === INVENTORY) selections.set(offer, selection);
   return selection;
+}
+
+/**
+ * Why a tool of the inventory is not in a selection, in words for the model; null for a name
+ * the server does not have at all.
+ */
+export function whyNotOffered(name: string, selection: Selection): string | null {
+  const tool = INVENTORY.tools.find((t) => t.name === name);
+  if (!tool) return null;
+  const { offer } = selection;
+  if (offer.rules.readOnly && !tool.annotations.readOnlyHint)
+    return "it writes, and this server is read-only";
+  for (const id of tool.operations) {
+    if (!offer.routes.has(id)) return `the API key's contract does not list ${id}`;
+    const why = offer.ruleOut(offer.routes.get(id)!);
+    if (why) return why;
+  }
+  if (tool.reach) return "the API key's contract offers nothing it could reach";
+  return "it is outside this client's allowlist";
 }
 
 /** Every tool name, for validating allowlists. */

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { OperationId } from "../api/catalogue.js";
 import type { ApiClient } from "../api/client.js";
 import type { Directory } from "../api/directory.js";
+import type { Offer } from "../api/offer.js";
 import type { DelegatedUser } from "../config.js";
 import type { Logger } from "../log.js";
 import type { WriteDraft, WriteGate } from "../writes/gate.js";
@@ -26,7 +27,9 @@ export type Family =
   | "reporting"
   | "workflows"
   | "me"
-  | "confirmation";
+  | "confirmation"
+  /** The generic tools that reach the rest of the key's contract. */
+  | "api";
 
 /** All four hints, always stated: a client must never have to guess (github-mcp-server). */
 export interface ToolAnnotations {
@@ -60,6 +63,8 @@ export interface ToolContext {
   progress(done: number, total?: number, message?: string): Promise<void>;
   /** The write gate and who is calling; absent on a read-only server. */
   writes?: { gate: WriteGate; caller: Caller };
+  /** What this caller is offered of the API, for the generic tools. */
+  offer: Offer;
 }
 
 /** What a tool hands back: structured content (checked by its outputSchema) and extra blocks. */
@@ -79,6 +84,11 @@ interface ToolBase<I extends z.ZodObject, O extends z.ZodObject> {
   annotations: ToolAnnotations;
   /** The catalogue operations it may call; its readOnlyHint must agree with their kinds. */
   operations: readonly OperationId[];
+  /**
+   * For the generic tools: the kind of contract operation they reach (offered when the caller
+   * is offered one), instead of fixed operations.
+   */
+  reach?: "read" | "write" | "any";
   input: I;
   output: O;
 }

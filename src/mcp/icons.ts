@@ -19,6 +19,7 @@ const PATHS: Record<Family | "server", string> = {
   workflows: "M5 6h5v4H5zM14 14h5v4h-5zM10 8h4v8",
   me: "M12 11a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM5 21a7 7 0 0 1 14 0",
   confirmation: "M4 12l5 5L20 6",
+  api: "M8 6l-6 6 6 6M16 6l6 6-6 6M14 4l-4 16",
 };
 
 const svg = (path: string) =>

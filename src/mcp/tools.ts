@@ -9,7 +9,7 @@ import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { closest } from "../closest.js";
 import { invalidArguments, userMessage } from "../errors.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
-import type { Selection } from "../inventory/index.js";
+import { type Selection, whyNotOffered } from "../inventory/index.js";
 import type { ToolContext, ToolDefinition } from "../inventory/types.js";
 import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
@@ -18,35 +18,40 @@ import { logFailure } from "./failures.js";
 import { familyIcons } from "./icons.js";
 import { listedSchema } from "./schema.js";
 
-const listings = new Map<string, ListToolsResult>();
+type ListedTool = ListToolsResult["tools"][number];
+
+const listed = new WeakMap<ToolDefinition, ListedTool>();
+const listings = new WeakMap<Selection, ListToolsResult>();
 
 /**
- * The `tools/list` answer, computed once per selection and shared by every session and request:
- * JSON Schema generation is the costliest thing a listing does, and it never changes.
+ * The `tools/list` answer, computed once per selection and shared by every session and request
+ * (each tool's entry once for all selections): JSON Schema generation is the costliest thing a
+ * listing does, and it never changes.
  */
-export function toolListing(selection: Pick<Selection, "key" | "tools">): ListToolsResult {
-  let listing = listings.get(selection.key);
+export function toolListing(selection: Selection): ListToolsResult {
+  let listing = listings.get(selection);
   if (!listing) {
-    listing = {
-      tools: selection.tools.map((tool) => ({
-        name: tool.name,
-        title: tool.title,
-        description: tool.description,
-        inputSchema: listedSchema(
-          tool.input,
-          "input",
-        ) as ListToolsResult["tools"][number]["inputSchema"],
-        outputSchema: listedSchema(
-          tool.output,
-          "output",
-        ) as ListToolsResult["tools"][number]["outputSchema"],
-        annotations: { ...tool.annotations },
-        icons: familyIcons(tool.family),
-      })),
-    };
-    listings.set(selection.key, listing);
+    listing = { tools: selection.tools.map(listedTool) };
+    listings.set(selection, listing);
   }
   return listing;
+}
+
+function listedTool(tool: ToolDefinition): ListedTool {
+  let entry = listed.get(tool);
+  if (!entry) {
+    entry = {
+      name: tool.name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: listedSchema(tool.input, "input") as ListedTool["inputSchema"],
+      outputSchema: listedSchema(tool.output, "output") as ListedTool["outputSchema"],
+      annotations: { ...tool.annotations },
+      icons: familyIcons(tool.family),
+    };
+    listed.set(tool, entry);
+  }
+  return entry;
 }
 
 /**
@@ -68,6 +73,12 @@ export function installTools(
     async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
       const tool = byName.get(request.params.name);
       if (!tool) {
+        const hidden = whyNotOffered(request.params.name, selection);
+        if (hidden)
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            `Tool ${request.params.name} is not offered here: ${hidden}.`,
+          );
         const near = closest(request.params.name, byName.keys());
         throw new ProtocolError(
           ProtocolErrorCode.InvalidParams,

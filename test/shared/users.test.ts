@@ -146,11 +146,13 @@ describe("many users on one server", () => {
       const names = (await reader.client.listTools()).tools.map((t) => t.name).sort();
       expect(names).toEqual(["list_my_dashboards", "list_operations"]);
       await expect(reader.client.callTool({ name: "list_deals", arguments: {} })).rejects.toThrow(
-        /Unknown tool/,
+        "Tool list_deals is not offered here: it is outside this client's allowlist.",
       );
       await expect(
         reader.client.callTool({ name: "create_custom_dashboard", arguments: { name: "x" } }),
-      ).rejects.toThrow(/Unknown tool/);
+      ).rejects.toThrow(
+        "Tool create_custom_dashboard is not offered here: it writes, and this server is read-only.",
+      );
     } finally {
       await reader.client.close();
     }

@@ -557,12 +557,15 @@ describe("input limits are checked before anything is sent", () => {
 });
 
 describe("writes that act as the delegated user", () => {
-  it("are refused before drafting when no user is configured, and nothing is stored", async () => {
+  it("are not offered when no user is configured, and nothing is stored", async () => {
     const s = await open({ settings: { delegatedUser: null } });
-    const reply = await call(s, "create_saved_view", { name: "Sans utilisateur", type: "deals" });
-    expect(reply.isError).toBe(true);
-    expect(reply.content[0].text).toBe(
-      "This write acts as the user this server works for, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or PORTFOLIO_DELEGATED_USER_ID); nothing was drafted.",
+    const names = (await s.client.listTools()).tools.map((t) => t.name);
+    expect(names).not.toContain("create_saved_view");
+    expect(names).not.toContain("list_my_saved_views");
+    await expect(
+      call(s, "create_saved_view", { name: "Sans utilisateur", type: "deals" }),
+    ).rejects.toThrow(
+      "Tool create_saved_view is not offered here: it acts as a user, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or _ID).",
     );
     expect(s.gate!.count("pending")).toBe(0);
     // A write recorded as the key's own needs no user.
@@ -580,6 +583,8 @@ describe("read-only mode", () => {
       expect(names).not.toContain(name);
     await expect(
       s.client.callTool({ name: "create_operation_note", arguments: {} }),
-    ).rejects.toThrow(/Unknown tool/);
+    ).rejects.toThrow(
+      "Tool create_operation_note is not offered here: it writes, and this server is read-only.",
+    );
   });
 });
