@@ -80,7 +80,7 @@ export const operations: Domain = {
       family: "operations",
       annotations: CREATES,
       operations: ["operation_get", "operation_note_create"],
-      writes: "operation_note_create",
+      writes: ["operation_note_create"],
       output: outcomeSchema,
       input: z
         .strictObject({
