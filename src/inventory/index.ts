@@ -1,3 +1,4 @@
+import { alerts } from "../domains/alerts.js";
 import { calendar } from "../domains/calendar.js";
 import { confirmation } from "../domains/confirmation.js";
 import { deals } from "../domains/deals.js";
@@ -7,6 +8,7 @@ import { operators } from "../domains/operators.js";
 import { portfolio } from "../domains/portfolio.js";
 import { reference } from "../domains/reference.js";
 import { reporting } from "../domains/reporting.js";
+import { search } from "../domains/search.js";
 import { structures } from "../domains/structures.js";
 import { workflows } from "../domains/workflows.js";
 import type { Domain, PromptDefinition, ResourceDefinition, ToolDefinition } from "./types.js";
@@ -19,6 +21,8 @@ const DOMAINS: readonly Domain[] = [
   operators,
   reference,
   calendar,
+  alerts,
+  search,
   reporting,
   workflows,
   me,

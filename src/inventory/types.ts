@@ -23,6 +23,8 @@ export type Family =
   | "operators"
   | "reference"
   | "calendar"
+  | "alerts"
+  | "search"
   | "reporting"
   | "workflows"
   | "me"
