@@ -25,7 +25,10 @@ import type { Sealer } from "./writes/seal.js";
 
 /** What the assistant reads first: which tool answers what, and the rules of the road. */
 export const INSTRUCTIONS = `Portfolio data of one investment-management entity, through its Partner API.
-- Overview: get_portfolio_overview. Operations: list_operations (compact; filters: name_contains, exact name, status, spv_id), get_operation (full: kpi_snapshot, financial_summary), list_operation_notes. Pipeline: list_deals, get_deal. Structures: list_spvs. Operators: find_operators, get_operator. Dates: list_calendar_events (from, to, event_type, operation_id). Alerts: get_unread_notification_count. Reporting: export_inrev_report. The user's own views and dashboards: list_my_saved_views, list_my_dashboards.
+- Overview: get_portfolio_overview. Operations: list_operations (compact; filters: name_contains, exact name, status, spv_id), get_operation (full: kpi_snapshot, financial_summary), list_operation_notes. Pipeline: list_deals, get_deal. Structures: list_spvs. Operators: find_operators, get_operator. Dates: list_calendar_events (from, to, event_type, operation_id). Unread notifications: get_unread_notification_count. Reporting: export_inrev_report. The user's own views and dashboards: list_my_saved_views, list_my_dashboards.
+- Alerts: list_alerts (critical first); act_on_alert acknowledges, resolves, postpones (until a date) or marks a false positive.
+- An operation's history: get_operation_timeline (newest first; narrative=true adds a French summary).
+- Search by name, code or document text: search_portfolio (q, types).
 - Status filters take taxonomy codes (get_taxonomies), never labels; status=active means sourcing, instruction, travaux, commercialisation, livraison. Units of business fields: get_field_definitions.
 - Lists are paged: total and next_offset (pass it as offset); all_pages=true walks every page. Amounts are decimal strings in EUR: quote them as given.
 - Writes are drafts until the user confirms the exact request; never claim something was written before the tool says so.`;

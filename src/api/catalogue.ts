@@ -1,6 +1,10 @@
 import { z } from "zod";
 import type { ContractOperation } from "./contract/types.js";
 import {
+  ALERT_STATUSES,
+  alertComment,
+  businessDate,
+  commaList,
   DEAL_STATUSES,
   dashboardBody,
   exactName,
@@ -9,9 +13,12 @@ import {
   offset,
   operationStatus,
   recommendationId,
+  SEARCH_TYPES,
+  SEVERITIES,
   savedViewCreateBody,
   savedViewUpdateBody,
   siren,
+  TIMELINE_TYPES,
   uuid,
 } from "./schemas.js";
 
@@ -49,10 +56,25 @@ const op = <const S extends Declared>(spec: S): Omit<Defaults, keyof S> & S => (
   ...spec,
 });
 
-const paged = (max: number, fallback: number) => ({
+/** The contract export also bounds offset (the spec shows only its minimum). */
+const OFFSET_MAX = 1_000_000;
+
+const paged = (max: number, fallback: number, offsetMax?: number) => ({
   limit: limit(max, fallback).optional(),
-  offset: offset.optional(),
+  offset: (offsetMax === undefined ? offset : offset.max(offsetMax)).optional(),
 });
+
+const alertParams = z.strictObject({ alert_id: uuid });
+/** Acknowledge, resolve and false positive: an optional body, an optional comment. */
+const alertMove = (path: string) =>
+  op({
+    method: "POST",
+    path: `/alerts/{alert_id}/${path}`,
+    scope: "alerts:write",
+    kind: "write",
+    params: alertParams,
+    body: z.strictObject({ comment: alertComment.optional() }).optional(),
+  });
 
 export const CATALOGUE = {
   portfolio_get: op({ method: "GET", path: "/portfolio", scope: "portfolio:read", kind: "read" }),
@@ -227,6 +249,69 @@ export const CATALOGUE = {
       })
       .optional(),
   }),
+  operation_timeline: op({
+    method: "GET",
+    path: "/operations/{operation_id}/timeline",
+    scope: "timeline:read",
+    kind: "read",
+    params: z.strictObject({ operation_id: uuid }),
+    query: z.strictObject({
+      types: commaList(TIMELINE_TYPES).optional(),
+      since: businessDate.optional(),
+      until: businessDate.optional(),
+      ...paged(200, 50, OFFSET_MAX),
+    }),
+  }),
+  operation_narrative: op({
+    method: "GET",
+    path: "/operations/{operation_id}/timeline/narrative",
+    scope: "timeline:read",
+    kind: "read",
+    params: z.strictObject({ operation_id: uuid }),
+    query: z.strictObject({ days: z.int().min(7).max(365).optional() }),
+  }),
+  search: op({
+    method: "GET",
+    path: "/search",
+    scope: "search:read",
+    kind: "read",
+    query: z.strictObject({
+      q: z.string().min(2).max(200),
+      types: commaList(SEARCH_TYPES).optional(),
+      ...paged(50, 20, OFFSET_MAX),
+    }),
+  }),
+  alerts_list: op({
+    method: "GET",
+    path: "/alerts",
+    scope: "alerts:read",
+    kind: "read",
+    query: z.strictObject({
+      status: z.enum(ALERT_STATUSES).optional(),
+      severity: z.enum(SEVERITIES).optional(),
+      alert_type: z.string().min(1).max(50).optional(),
+      operation_id: uuid.optional(),
+      ...paged(200, 50, OFFSET_MAX),
+    }),
+  }),
+  alert_get: op({
+    method: "GET",
+    path: "/alerts/{alert_id}",
+    scope: "alerts:read",
+    kind: "read",
+    params: alertParams,
+  }),
+  alert_acknowledge: alertMove("acknowledge"),
+  alert_resolve: alertMove("resolve"),
+  alert_postpone: op({
+    method: "POST",
+    path: "/alerts/{alert_id}/postpone",
+    scope: "alerts:write",
+    kind: "write",
+    params: alertParams,
+    body: z.strictObject({ until: businessDate, comment: alertComment.optional() }),
+  }),
+  alert_false_positive: alertMove("false-positive"),
   me_get: op({
     method: "GET",
     path: "/users/me",

@@ -41,6 +41,57 @@ export const DEAL_STATUSES = [
   "abandonne",
 ] as const;
 
+/** Alerts (the export: Alert, GET /alerts). */
+export const ALERT_STATUSES = [
+  "open",
+  "acknowledged",
+  "postponed",
+  "resolved",
+  "false_positive",
+] as const;
+export const SEVERITIES = ["info", "warning", "critical"] as const;
+
+/** The kinds the export names for timeline events (TimelineEvent.type) and search hits. */
+export const TIMELINE_TYPES = [
+  "status_change",
+  "note",
+  "alert",
+  "calendar_event",
+  "document",
+  "task",
+  "repayment",
+] as const;
+export const SEARCH_TYPES = ["operation", "deal", "operateur", "fond", "spv", "document"] as const;
+
+/**
+ * A comma-separated list of known kinds, as the API takes `types` (a string of at most 200
+ * characters, each part trimmed); an unknown kind is refused by name before anything is sent.
+ */
+export const commaList = (values: readonly string[]) =>
+  z
+    .string()
+    .max(200)
+    .superRefine((value, ctx) => {
+      if (value.length > 200) return; // the length is refused already
+      // Named back, a few and short: the value comes from the model.
+      const unknown = value
+        .split(",")
+        .map((t) => t.trim())
+        .filter((t) => !values.includes(t));
+      if (unknown.length > 0)
+        ctx.addIssue({
+          code: "custom",
+          message: `must be a comma-separated list of ${values.join(", ")}; unknown: ${unknown
+            .slice(0, 3)
+            .map((t) => JSON.stringify(t.slice(0, 40)))
+            .join(", ")}${unknown.length > 3 ? "…" : ""}`,
+        });
+    })
+    .describe(`Comma-separated: ${values.join(", ")}.`);
+
+/** An alert move's optional comment (every alert write takes one). */
+export const alertComment = z.string().min(1).max(2000);
+
 export const siren = z.string().regex(/^\d{9}$/, "must be exactly 9 digits");
 
 /** Follow-up note body: every property optional and nullable (spec part 2). */

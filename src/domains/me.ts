@@ -62,7 +62,7 @@ export const me: Domain = {
       family: "me",
       annotations: CREATES,
       operations: ["custom_dashboard_create"],
-      writes: "custom_dashboard_create",
+      writes: ["custom_dashboard_create"],
       output: outcomeSchema,
       input: q.custom_dashboard_create.body,
       draft: async (args) => {
@@ -88,7 +88,7 @@ export const me: Domain = {
       family: "me",
       annotations: CREATES,
       operations: ["saved_view_create"],
-      writes: "saved_view_create",
+      writes: ["saved_view_create"],
       output: outcomeSchema,
       input: q.saved_view_create.body,
       draft: async (args) => {
@@ -119,7 +119,7 @@ export const me: Domain = {
         openWorldHint: true,
       },
       operations: ["saved_views_list", "saved_view_update"],
-      writes: "saved_view_update",
+      writes: ["saved_view_update"],
       output: outcomeSchema,
       input: z
         .strictObject({

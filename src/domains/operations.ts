@@ -3,17 +3,36 @@ import { CATALOGUE } from "../api/catalogue.js";
 import { matchCodes, matchNamed } from "../api/directory.js";
 import { record } from "../api/response.js";
 import { userMessage } from "../errors.js";
-import { type Domain, defineTool } from "../inventory/types.js";
-import { folded } from "../toolkit/listing.js";
-import { noteItem, operationItem, presentNote, presentOperation } from "../toolkit/present.js";
+import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
+import { OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
+import { folded, listPage } from "../toolkit/listing.js";
+import {
+  noteItem,
+  operationItem,
+  presentNote,
+  presentOperation,
+  timelineEvents,
+} from "../toolkit/present.js";
 import { isUuid, promptRefusal } from "../toolkit/prompt-args.js";
-import { detailTool, listTool } from "../toolkit/read-tools.js";
+import { detailTool, fetchDetail, listOf, listTool } from "../toolkit/read-tools.js";
 import { CREATES, given, lookUp } from "../toolkit/write-tools.js";
 import { quote } from "../writes/display.js";
 import { outcomeSchema } from "../writes/outcome.js";
 
 const q = CATALOGUE;
 const noteFields = Object.keys(q.operation_note_create.body.shape);
+
+/** The narrative's text is a few paragraphs; a larger one is cut so the events keep room. */
+const NARRATIVE_MAX_CHARS = 8_000;
+const narrative = z.object({
+  title: z.string().nullable(),
+  as_of: z.string().nullable(),
+  period_start: z.string().nullable(),
+  period_end: z.string().nullable(),
+  text: z.string().describe("French, four sections: situation, events, attention, next 60 days."),
+});
+type TimelineEvent = ReturnType<typeof timelineEvents.present>;
+const str = (value: unknown) => (typeof value === "string" ? value : null);
 
 /** Operations: the live book, one operation in full, its notes, and notes to add. */
 export const operations: Domain = {
@@ -72,6 +91,52 @@ export const operations: Domain = {
       narrowHint: "lower limit",
     }),
     defineTool({
+      kind: "run",
+      name: "get_operation_timeline",
+      title: "Get an operation's timeline",
+      description:
+        "One operation's history, newest first: status changes, notes, alerts, past events, documents, tasks, repayments; since/until inclusive. Paged. narrative=true adds the API's French narrative (last 90 days).",
+      family: "operations",
+      annotations: READ_ONLY,
+      operations: ["operation_timeline", "operation_narrative"],
+      input: z.strictObject({
+        ...q.operation_timeline.params.shape,
+        ...q.operation_timeline.query.shape,
+        narrative: z.boolean().optional(),
+      }),
+      output: listOf(timelineEvents.item).extend({ narrative: narrative.optional() }),
+      async run(args, ctx) {
+        const { operation_id, narrative: wanted, ...query } = args;
+        const path = { operation_id };
+        const story = wanted
+          ? await fetchDetail("operation_narrative", { path }, ctx).then((n) => ({
+              title: str(n.title),
+              as_of: str(n.as_of),
+              period_start: str(n.period_start),
+              period_end: str(n.period_end),
+              text: (str(n.text) ?? "").slice(0, NARRATIVE_MAX_CHARS),
+            }))
+          : undefined;
+        const { list, text } = await listPage<TimelineEvent>(
+          {
+            operation: "operation_timeline",
+            path,
+            query,
+            present: timelineEvents.present,
+            narrowHint: "filter by types or since/until, or lower limit",
+            maxLimit: 200,
+            budget: OUTPUT_BUDGET_CHARS - (story ? story.text.length + 200 : 0),
+          },
+          ctx,
+        );
+        if (!story) return { structured: list, text };
+        return {
+          structured: { ...list, narrative: story },
+          text: `${text}\n\nNarrative, ${story.period_start} to ${story.period_end} (as of ${story.as_of}):\n${story.text}`,
+        };
+      },
+    }),
+    defineTool({
       kind: "draft",
       name: "create_operation_note",
       title: "Create a follow-up note",
@@ -80,7 +145,7 @@ export const operations: Domain = {
       family: "operations",
       annotations: CREATES,
       operations: ["operation_get", "operation_note_create"],
-      writes: "operation_note_create",
+      writes: ["operation_note_create"],
       output: outcomeSchema,
       input: z
         .strictObject({
@@ -133,6 +198,16 @@ export const operations: Domain = {
       family: "operations",
       uri: "portfolio://operations/{operation_id}",
       tool: "get_operation",
+      mimeType: "application/json",
+      complete: { operation_id: async (d, typed) => matchNamed(await d.operations(), typed) },
+    },
+    {
+      name: "operation-timeline",
+      title: "Operation timeline",
+      description: "What happened to one operation, newest first; filter by types and dates.",
+      family: "operations",
+      uri: "portfolio://operations/{operation_id}/timeline{?types,since,until,limit,offset}",
+      tool: "get_operation_timeline",
       mimeType: "application/json",
       complete: { operation_id: async (d, typed) => matchNamed(await d.operations(), typed) },
     },

@@ -59,7 +59,7 @@ export const operators: Domain = {
       family: "operators",
       annotations: CREATES,
       operations: ["siren_resolve"],
-      writes: "siren_resolve",
+      writes: ["siren_resolve"],
       output: outcomeSchema,
       input: z.strictObject({
         siren: q.siren_resolve.params.shape.siren.refine(

@@ -55,7 +55,7 @@ export const workflows: Domain = {
         openWorldHint: true,
       },
       operations: ["workflow_recommendations_preview", "workflow_create_from_recommendation"],
-      writes: "workflow_create_from_recommendation",
+      writes: ["workflow_create_from_recommendation"],
       output: outcomeSchema,
       input: z.strictObject({
         recommendation_id: q.workflow_create_from_recommendation.params.shape.recommendation_id,

@@ -1,4 +1,5 @@
 import type { Offer } from "../api/offer.js";
+import { alerts } from "../domains/alerts.js";
 import { calendar } from "../domains/calendar.js";
 import { confirmation } from "../domains/confirmation.js";
 import { deals } from "../domains/deals.js";
@@ -8,6 +9,7 @@ import { operators } from "../domains/operators.js";
 import { portfolio } from "../domains/portfolio.js";
 import { reference } from "../domains/reference.js";
 import { reporting } from "../domains/reporting.js";
+import { search } from "../domains/search.js";
 import { structures } from "../domains/structures.js";
 import { workflows } from "../domains/workflows.js";
 import type { Domain, PromptDefinition, ResourceDefinition, ToolDefinition } from "./types.js";
@@ -20,6 +22,8 @@ const DOMAINS: readonly Domain[] = [
   operators,
   reference,
   calendar,
+  alerts,
+  search,
   reporting,
   workflows,
   me,

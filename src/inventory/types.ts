@@ -24,6 +24,8 @@ export type Family =
   | "operators"
   | "reference"
   | "calendar"
+  | "alerts"
+  | "search"
   | "reporting"
   | "workflows"
   | "me"
@@ -101,6 +103,14 @@ export interface RunTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
 }
 
 /**
+ * A write as a draft tool returns it: `operation` says which of the tool's `writes` it is, and
+ * may be left out when the tool drafts only one.
+ */
+export type ToolDraft<Op extends OperationId = OperationId> = Omit<WriteDraft, "operation"> & {
+  operation?: Op;
+};
+
+/**
  * A supervised write: it only drafts. The confirmation protocol (src/mcp/confirm.ts) stores the
  * draft as an intent and sends it once a person has confirmed it, through whichever channel the
  * client has.
@@ -108,16 +118,36 @@ export interface RunTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
 export interface DraftTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject>
   extends ToolBase<I, O> {
   kind: "draft";
-  /** The operation it drafts. */
-  writes: OperationId;
-  draft(args: z.output<I>, ctx: ToolContext): Promise<Omit<WriteDraft, "operation">>;
+  /** The operations it may draft (usually one); each is also in `operations`. */
+  writes: readonly OperationId[];
+  draft(args: z.output<I>, ctx: ToolContext): Promise<ToolDraft>;
 }
+
+/**
+ * A draft tool as declared: with several operations in `writes`, its draft must say which one
+ * it drafted (checked again at run time, src/mcp/confirm.ts).
+ */
+type DeclaredDraftTool<
+  I extends z.ZodObject,
+  O extends z.ZodObject,
+  W extends OperationId[],
+> = Omit<DraftTool<I, O>, "writes" | "draft"> & {
+  writes: W;
+  draft(
+    args: z.output<I>,
+    ctx: ToolContext,
+  ): Promise<
+    W extends [OperationId] ? ToolDraft<W[0]> : ToolDraft<W[number]> & { operation: W[number] }
+  >;
+};
 
 export type ToolDefinition = RunTool | DraftTool;
 
-export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
-  tool: RunTool<I, O> | DraftTool<I, O>,
-): ToolDefinition {
+export function defineTool<
+  I extends z.ZodObject,
+  O extends z.ZodObject,
+  const W extends OperationId[] = [],
+>(tool: RunTool<I, O> | DeclaredDraftTool<I, O, W>): ToolDefinition {
   return tool as unknown as ToolDefinition;
 }
 

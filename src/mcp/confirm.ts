@@ -10,7 +10,7 @@ import {
   type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { CATALOGUE } from "../api/catalogue.js";
+import { CATALOGUE, type OperationId } from "../api/catalogue.js";
 import type { ConfirmMode } from "../config.js";
 import { UserFacingError } from "../errors.js";
 import type { DraftTool, ToolContext } from "../inventory/types.js";
@@ -95,13 +95,16 @@ export async function supervise(
     );
   }
   // Refused before anything is drafted: a human must never approve what the API will refuse.
-  if (CATALOGUE[tool.writes].capability !== null && !user) {
-    throw new UserFacingError(
-      "This write acts as the user this server works for, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or PORTFOLIO_DELEGATED_USER_ID); nothing was drafted.",
+  if (tool.writes.every(actsAsUser) && !user) throw noDelegatedUser();
+  const { operation: chosen, ...drafted } = await tool.draft(args, context);
+  const operation = chosen ?? (tool.writes.length === 1 ? tool.writes[0] : undefined);
+  if (operation === undefined || !tool.writes.includes(operation))
+    throw new Error(
+      `${tool.name} drafted ${operation ?? "no operation"}, not one of ${tool.writes.join(", ")}`,
     );
-  }
-  const draft = { operation: tool.writes, ...(await tool.draft(args, context)) };
-  const intent = await deps.gate.propose(draft, caller, user);
+  // A tool that drafts both kinds learns only now whether this write acts as the user.
+  if (actsAsUser(operation) && !user) throw noDelegatedUser();
+  const intent = await deps.gate.propose({ operation, ...drafted }, caller, user);
   switch (channel) {
     case "two-step":
       return outcome(outcomeOf(intent));
@@ -121,6 +124,14 @@ export async function supervise(
       return outcome(await askInCall(intent, caller, context, ctx, deps));
   }
 }
+
+/** A `/users/me*` write: the API records it as the delegated user's (spec part 5). */
+const actsAsUser = (operation: OperationId) => CATALOGUE[operation].capability !== null;
+
+const noDelegatedUser = () =>
+  new UserFacingError(
+    "This write acts as the user this server works for, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or PORTFOLIO_DELEGATED_USER_ID); nothing was drafted.",
+  );
 
 /** The second round of an input-required confirmation. Nothing is sent unless all holds. */
 async function answered(

@@ -15,6 +15,8 @@ const PATHS: Record<Family | "server", string> = {
   operators: "M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21c0-4 4-6 8-6s8 2 8 6",
   reference: "M5 4h11l3 3v13H5zM9 10h6M9 14h6",
   calendar: "M4 6h16v14H4zM4 10h16M8 3v4M16 3v4",
+  alerts: "M6 17v-6a6 6 0 0 1 12 0v6l2 2H4zM10 21h4",
+  search: "M10 17a7 7 0 1 0 0-14 7 7 0 0 0 0 14zM15 15l6 6",
   reporting: "M6 3h9l4 4v14H6zM9 17v-4M12 17v-7M15 17v-2",
   workflows: "M5 6h5v4H5zM14 14h5v4h-5zM10 8h4v8",
   me: "M12 11a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM5 21a7 7 0 0 1 14 0",

@@ -19,6 +19,8 @@ interface ListCall<T extends object> {
   narrowHint: string;
   /** The API's largest page, used by walks. */
   maxLimit: number;
+  /** What the list may take of the result, when something else shares it (a narrative). */
+  budget?: number;
 }
 
 /** One page, projected and fitted to the budget. */
@@ -28,7 +30,11 @@ export async function listPage<T extends object>(
 ): Promise<Fitted<T>> {
   const page = asListPage(await fetchPage(call, call.query, ctx));
   const offset = typeof call.query.offset === "number" ? call.query.offset : 0;
-  return fitToBudget(listOutput(page.items.map(call.present), page.total, offset), call.narrowHint);
+  return fitToBudget(
+    listOutput(page.items.map(call.present), page.total, offset),
+    call.narrowHint,
+    call.budget,
+  );
 }
 
 /**

@@ -225,3 +225,103 @@ export function presentDashboard(raw: unknown): z.output<typeof dashboardItem> {
 
 /** A complete record whose fields the spec leaves open: its id (when it has one) and the rest as given. */
 export const detail = z.looseObject({});
+
+/**
+ * How one field of a compact item is read from the record (the field of the same name, for the
+ * plain kinds) and how the listing declares it: the item schema and its presenter from one list.
+ */
+interface Column<T> {
+  schema: z.ZodType<T>;
+  read(r: Record<string, unknown>): T;
+}
+const KINDS = {
+  text: { schema: Text, read: text },
+  decimal: { schema: Decimal, read: decimal },
+  flag: { schema: Flag, read: flag },
+};
+type Kind = keyof typeof KINDS;
+type ValueOf<S> =
+  S extends Column<infer T> ? T : S extends Kind ? ReturnType<(typeof KINDS)[S]["read"]> : never;
+export type Projected<S> = { id: string } & { [K in keyof S]: ValueOf<S[K]> };
+
+export function projection<const S extends Record<string, Kind | Column<unknown>>>(spec: S) {
+  const columns = Object.entries(spec).map(([name, c]): [string, Column<unknown>] => [
+    name,
+    typeof c === "string"
+      ? { schema: KINDS[c].schema, read: (r) => KINDS[c].read(r[name]) }
+      : (c as Column<unknown>),
+  ]);
+  const item = z.object({
+    id: z.string(),
+    ...Object.fromEntries(columns.map(([name, c]) => [name, c.schema])),
+  }) as unknown as z.ZodType<Projected<S>>;
+  const present = (raw: unknown): Projected<S> => {
+    const r = record(raw);
+    const out: Record<string, unknown> = { id: String(r.id ?? "") };
+    for (const [name, c] of columns) out[name] = c.read(r);
+    return out as Projected<S>;
+  };
+  return { item, present };
+}
+
+/** A text field clipped in lists (the API's own record has it whole). */
+const clipped = (name: string, max: number, description: string): Column<string | null> => ({
+  schema: Text.describe(description),
+  read: (r) => clip(r[name], max),
+});
+
+const metric = z
+  .object({ name: Text, value: Decimal, threshold: Decimal, unit: Text })
+  .nullable()
+  .describe("Measured value against its threshold, decimals as the API wrote them.");
+
+export const alerts = projection({
+  title: "text",
+  alert_type: "text",
+  severity: "text",
+  status: "text",
+  operation_id: "text",
+  metric: {
+    schema: metric,
+    read: (a) => {
+      if (a.metric === null || typeof a.metric !== "object") return null;
+      const m = record(a.metric);
+      return {
+        name: text(m.name),
+        value: decimal(m.value),
+        threshold: decimal(m.threshold),
+        unit: text(m.unit),
+      };
+    },
+  },
+  description: clipped("description", 300, "Clipped at 300 characters."),
+  due_date: "text",
+  postponed_until: "text",
+  detected_at: "text",
+});
+
+export const timelineEvents = projection({
+  occurred_at: "text",
+  type: "text",
+  title: "text",
+  summary: clipped("summary", 300, "Clipped at 300 characters."),
+  actor: "text",
+  severity: "text",
+  source_type: { schema: Text, read: (e) => text(record(e.source).type) },
+  source_id: {
+    schema: Text.describe("The record behind the event (an alert's id for type alert...)."),
+    read: (e) => text(record(e.source).id),
+  },
+});
+
+export const searchHits = projection({
+  type: "text",
+  title: "text",
+  code: "text",
+  matched_on: "text",
+  snippet: clipped("snippet", 300, "Clipped at 300 characters."),
+  score: {
+    schema: z.number().nullable(),
+    read: (h) => (typeof h.score === "number" && Number.isFinite(h.score) ? h.score : null),
+  },
+});

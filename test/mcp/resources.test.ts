@@ -58,6 +58,8 @@ describe("resources", () => {
         "portfolio://operations{?name,status,spv_id,limit,offset}",
         "portfolio://operations/{operation_id}",
         "portfolio://operations/{operation_id}/notes",
+        "portfolio://operations/{operation_id}/timeline{?types,since,until,limit,offset}",
+        "portfolio://alerts{?status,severity,alert_type,operation_id,limit,offset}",
         "portfolio://deals{?status,limit,offset}",
         "portfolio://deals/{deal_id}",
         "portfolio://spvs{?name}",

@@ -36,7 +36,7 @@ describe("stdio with --sandbox", () => {
       expect(client.getServerVersion()?.name).toBe("portfolio-mcp");
       expect(client.getInstructions()).toContain("list_operations");
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(28); // 20 reads, 6 writes, confirm_write, cancel_write
+      expect(tools).toHaveLength(32); // 23 reads, 7 writes, confirm_write, cancel_write
       const reply = (await client.callTool({
         name: "list_operations",
         arguments: { status: "active", limit: 200 },

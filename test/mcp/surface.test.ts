@@ -87,7 +87,8 @@ describe("the MCP surface", () => {
         tool.annotations.readOnlyHint,
         `${tool.name} calls ${tool.operations.join(", ")}`,
       ).toBe(reads);
-      if (tool.kind === "draft") expect(tool.operations).toContain(tool.writes);
+      if (tool.kind === "draft")
+        for (const id of tool.writes) expect(tool.operations, tool.name).toContain(id);
     }
   });
 
@@ -96,6 +97,6 @@ describe("the MCP surface", () => {
     expect(listing.tools.length).toBeLessThanOrEqual(40);
     for (const tool of listing.tools)
       expect(tool.description?.length ?? 0, tool.name).toBeLessThanOrEqual(300);
-    expect(JSON.stringify(listing).length).toBeLessThanOrEqual(40_000);
+    expect(JSON.stringify(listing).length).toBeLessThanOrEqual(50_000);
   });
 });

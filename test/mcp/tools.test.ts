@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 describe("read-only tools", () => {
-  it("lists the twenty read tools, each with a title and all four annotations", async () => {
+  it("lists the twenty-three read tools, each with a title and all four annotations", async () => {
     const { tools } = await mcp.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
@@ -78,6 +78,9 @@ describe("read-only tools", () => {
         "get_my_profile",
         "list_my_saved_views",
         "list_my_dashboards",
+        "list_alerts",
+        "get_operation_timeline",
+        "search_portfolio",
       ].sort(),
     );
     for (const tool of tools) {

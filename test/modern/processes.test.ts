@@ -85,7 +85,7 @@ async function exercise(client: Client, asked: string[], dashboard: string) {
   expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
   expect(client.getServerVersion()?.name).toBe("portfolio-mcp");
   const { tools } = await client.listTools();
-  expect(tools).toHaveLength(28);
+  expect(tools).toHaveLength(32);
   const listed = (await client.callTool({
     name: "list_operations",
     arguments: { status: "active", limit: 3 },

@@ -19,7 +19,7 @@ describe("a 2026-07-28 client", () => {
         icons: [expect.objectContaining({ mimeType: "image/svg+xml" })],
       });
       const listed = (await session.client.request({ method: "tools/list", params: {} })) as any;
-      expect(listed.tools).toHaveLength(28);
+      expect(listed.tools).toHaveLength(32);
       expect(listed).toMatchObject({ ttlMs: 300_000, cacheScope: "private" });
       const active = (await session.client.callTool({
         name: "list_operations",

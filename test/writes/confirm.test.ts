@@ -578,7 +578,7 @@ describe("read-only mode", () => {
   it("registers no write tool at all", async () => {
     const s = await open({ writes: false });
     const names = (await s.client.listTools()).tools.map((t) => t.name);
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(23);
     for (const name of ["create_operation_note", "confirm_write", "cancel_write", "resolve_siren"])
       expect(names).not.toContain(name);
     await expect(
