@@ -120,6 +120,7 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
     progress: progressReporter(ctx),
     writes: writes ? { gate: writes.gate, caller: identify(ctx) } : undefined,
     offer,
+    toolFor: (id) => selection.toolByOperation.get(id) ?? null,
   });
   const confirmation: ConfirmationDeps | null = writes
     ? { gate: writes.gate, mode: writes.mode, sealer: writes.sealer, caller: identify }

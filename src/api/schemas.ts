@@ -15,9 +15,10 @@ export const uuid = z
 /** A business date (spec part 2): YYYY-MM-DD, no time zone. */
 export const businessDate = z.iso.date({ error: "must be a date, YYYY-MM-DD" });
 
+// Bounds are in the schema; only what it cannot say is described (every byte is paid per session).
 export const limit = (max: number, fallback: number) =>
-  z.int().min(1).max(max).describe(`Page size, 1-${max} (the API's default: ${fallback}).`);
-export const offset = z.int().min(0).describe("Results to skip (default 0).");
+  z.int().min(1).max(max).describe(`Default ${fallback}.`);
+export const offset = z.int().min(0);
 
 /** Codes come from the taxonomies, never interface labels; `active` is the API's shortcut. */
 export const operationStatus = z
@@ -105,7 +106,8 @@ export const noteBody = z.strictObject({
   category: z.string().min(1).max(80).nullish(),
 });
 
-const openObject = z.record(z.string(), z.json());
+/** Free-form JSON (arrives parsed); its size and depth are capped where it is used. */
+const openObject = z.record(z.string(), z.unknown());
 
 /**
  * The spec gives free-form objects no size (spec part 2: layout, filters, scope); this client
@@ -220,8 +222,6 @@ export const VIEW_COLUMNS: Record<ViewType, readonly string[]> = {
 
 const SAVED_VIEW_STATE_MAX_BYTES = 16_384;
 const VIEW_NAME_MAX = 120;
-const allowlists = (lists: Record<ViewType, readonly string[]>) =>
-  VIEW_TYPES.map((t) => `${t}: ${lists[t].join(", ")}`).join("; ");
 
 const savedViewFields = {
   name: z
@@ -234,13 +234,12 @@ const savedViewFields = {
     )
     .describe(`1-${VIEW_NAME_MAX} characters; spaces are trimmed and collapsed.`),
   type: z.enum(VIEW_TYPES).describe("What the view lists: operations, deals or operateurs."),
+  // The keys and columns of each type are named by the refusal of a wrong one: listing them
+  // all here would cost every session a kilobyte of context for a rarely used tool.
   filters: openObject.describe(
-    `At most 24 keys, by type (${allowlists(VIEW_FILTER_KEYS)}). Operations views take statut, not status.`,
+    "At most 24 keys, those of the view's type. Operations views take statut, not status.",
   ),
-  columns: z
-    .array(z.string().min(1).max(64))
-    .max(64)
-    .describe(`By type: ${allowlists(VIEW_COLUMNS)}.`),
+  columns: z.array(z.string().min(1).max(64)).max(64).describe("Columns of the view's type."),
   sort: z
     .array(
       z.strictObject({
@@ -300,14 +299,14 @@ export function viewStateIssues(view: ViewState): Array<{ path: PropertyKey[]; m
     if (!VIEW_COLUMNS[type].includes(column))
       issues.push({
         path: ["columns", i],
-        message: `must be a column of ${type} views, not ${column}`,
+        message: `must be a column of ${type} views (${VIEW_COLUMNS[type].join(", ")}), not ${column}`,
       });
   });
   (view.sort ?? []).forEach((key, i) => {
     if (!VIEW_COLUMNS[type].includes(key.sort_by))
       issues.push({
         path: ["sort", i, "sort_by"],
-        message: `must be a column of ${type} views, not ${key.sort_by}`,
+        message: `must be a column of ${type} views (${VIEW_COLUMNS[type].join(", ")}), not ${key.sort_by}`,
       });
   });
   return issues;

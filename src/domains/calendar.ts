@@ -14,7 +14,7 @@ export const calendar: Domain = {
       name: "list_calendar_events",
       title: "List calendar events",
       description:
-        "Calendar events (deadlines, reporting due dates, AGs, maturities) in date order, compact. Filters: from and to (dates, inclusive), event_type, operation_id; the server searches up to 2,000 events for them. Paged.",
+        "Calendar events (deadlines, reporting due dates, AGs, maturities) in date order, compact, filtered by dates (inclusive), type or operation. Paged.",
       family: "calendar",
       operation: "calendar_list",
       item: calendarItem,

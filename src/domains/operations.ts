@@ -41,7 +41,7 @@ export const operations: Domain = {
       name: "list_operations",
       title: "List operations",
       description:
-        "Operations, compact (id, name, status, phase, SPV, amounts). Filters: name_contains (part of a name, any case or accents), exact name, status (an operation_status code from get_taxonomies, or active for sourcing to livraison), spv_id. Paged: total, next_offset.",
+        "Operations, compact (id, name, status, phase, SPV, amounts), filtered by name, status (a code from get_taxonomies, or active) or SPV. Paged: total, next_offset.",
       family: "operations",
       operation: "operations_list",
       item: operationItem,

@@ -12,6 +12,7 @@ import { reporting } from "../domains/reporting.js";
 import { search } from "../domains/search.js";
 import { structures } from "../domains/structures.js";
 import { workflows } from "../domains/workflows.js";
+import { api } from "../longtail/tools.js";
 import type { Domain, PromptDefinition, ResourceDefinition, ToolDefinition } from "./types.js";
 
 const DOMAINS: readonly Domain[] = [
@@ -27,6 +28,7 @@ const DOMAINS: readonly Domain[] = [
   reporting,
   workflows,
   me,
+  api,
   confirmation,
 ];
 
@@ -83,6 +85,8 @@ function unique(what: string, names: readonly string[]): void {
 export interface Selection extends Inventory {
   /** What the caller is offered of the API: the generic tools reach exactly this. */
   offer: Offer;
+  /** The offered curated tool for each operation it reads or drafts, first declared first. */
+  toolByOperation: ReadonlyMap<string, string>;
 }
 
 const selections = new WeakMap<Offer, Selection>();
@@ -118,8 +122,15 @@ export function select(offer: Offer, from: Inventory = INVENTORY): Selection {
     return curated(t);
   });
   const offered = new Set(tools.map((t) => t.name));
+  const toolByOperation = new Map<string, string>();
+  for (const t of tools) {
+    const primary =
+      t.kind === "draft" ? (t.writes === "offered" ? [] : t.writes) : t.operations.slice(0, 1);
+    for (const id of primary) if (!toolByOperation.has(id)) toolByOperation.set(id, t.name);
+  }
   const selection: Selection = {
     offer,
+    toolByOperation,
     tools,
     resources: from.resources.filter((r) => offered.has(r.tool)),
     prompts: from.prompts.filter((p) => p.tools.every((t) => offered.has(t))),

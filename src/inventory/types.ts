@@ -67,6 +67,8 @@ export interface ToolContext {
   writes?: { gate: WriteGate; caller: Caller };
   /** What this caller is offered of the API, for the generic tools. */
   offer: Offer;
+  /** The curated tool offered for an operation, if any: better than the generic ones. */
+  toolFor(operationId: string): string | null;
 }
 
 /** What a tool hands back: structured content (checked by its outputSchema) and extra blocks. */
@@ -106,7 +108,7 @@ export interface RunTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
  * A write as a draft tool returns it: `operation` says which of the tool's `writes` it is, and
  * may be left out when the tool drafts only one.
  */
-export type ToolDraft<Op extends OperationId = OperationId> = Omit<WriteDraft, "operation"> & {
+export type ToolDraft<Op extends string = string> = Omit<WriteDraft, "operation"> & {
   operation?: Op;
 };
 
@@ -118,8 +120,11 @@ export type ToolDraft<Op extends OperationId = OperationId> = Omit<WriteDraft, "
 export interface DraftTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject>
   extends ToolBase<I, O> {
   kind: "draft";
-  /** The operations it may draft (usually one); each is also in `operations`. */
-  writes: readonly OperationId[];
+  /**
+   * The operations it may draft (usually one; each is also in `operations`), or, for the
+   * generic draft tool, any write the caller is offered of the key's contract.
+   */
+  writes: readonly OperationId[] | "offered";
   draft(args: z.output<I>, ctx: ToolContext): Promise<ToolDraft>;
 }
 

@@ -10,7 +10,6 @@ import {
   type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { CATALOGUE, type OperationId } from "../api/catalogue.js";
 import type { ConfirmMode } from "../config.js";
 import { UserFacingError } from "../errors.js";
 import type { DraftTool, ToolContext } from "../inventory/types.js";
@@ -94,13 +93,18 @@ export async function supervise(
       "This server confirms writes inside the client (PORTFOLIO_CONFIRM=elicitation), and this client cannot show a confirmation form; nothing was drafted.",
     );
   }
+  const fixed = tool.writes === "offered" ? null : tool.writes;
+  const actsAsUser = (id: string) => context.api.routes.get(id)?.capability != null;
   // Refused before anything is drafted: a human must never approve what the API will refuse.
-  if (tool.writes.every(actsAsUser) && !user) throw noDelegatedUser();
+  if (fixed?.every(actsAsUser) && !user) throw noDelegatedUser();
   const { operation: chosen, ...drafted } = await tool.draft(args, context);
-  const operation = chosen ?? (tool.writes.length === 1 ? tool.writes[0] : undefined);
-  if (operation === undefined || !tool.writes.includes(operation))
+  const operation = chosen ?? (fixed?.length === 1 ? fixed[0] : undefined);
+  const allowed = fixed
+    ? fixed.some((id) => id === operation)
+    : context.offer.offered.get(operation ?? "")?.kind === "write";
+  if (operation === undefined || !allowed)
     throw new Error(
-      `${tool.name} drafted ${operation ?? "no operation"}, not one of ${tool.writes.join(", ")}`,
+      `${tool.name} drafted ${operation ?? "no operation"}, not one of ${fixed?.join(", ") ?? "the offered writes"}`,
     );
   // A tool that drafts both kinds learns only now whether this write acts as the user.
   if (actsAsUser(operation) && !user) throw noDelegatedUser();
@@ -124,9 +128,6 @@ export async function supervise(
       return outcome(await askInCall(intent, caller, context, ctx, deps));
   }
 }
-
-/** A `/users/me*` write: the API records it as the delegated user's (spec part 5). */
-const actsAsUser = (operation: OperationId) => CATALOGUE[operation].capability !== null;
 
 const noDelegatedUser = () =>
   new UserFacingError(

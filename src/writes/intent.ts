@@ -25,6 +25,8 @@ export interface Preview {
   recorded_as: string;
   fields: Record<string, unknown>;
   billable: boolean;
+  /** Said before the question: a deletion, an irreversible request, a bulk change. */
+  warnings?: string[];
 }
 
 /**

@@ -13,6 +13,7 @@ export function previewText(preview: Preview): string {
     lines.push(`${name}: ${showValue(value)}`);
   }
   if (preview.billable) lines.push("This call is billable: the provider charges each resolution.");
+  for (const warning of preview.warnings ?? []) lines.push(`Warning: ${warning}`);
   lines.push("Nothing is written unless you accept.");
   return lines.join("\n");
 }

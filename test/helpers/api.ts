@@ -1,4 +1,8 @@
-import { type ApiClientOptions, connectApi } from "../../src/api/client.js";
+import type { Operation } from "../../src/api/catalogue.js";
+import type { ApiClientOptions } from "../../src/api/client.js";
+import { connectApi } from "../../src/api/client.js";
+import { normaliseContract } from "../../src/api/contract/load.js";
+import { resolveRoutes } from "../../src/api/routes.js";
 import type { ApiSettings } from "../../src/config.js";
 import { createLogger, SecretRedactor } from "../../src/log.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
@@ -47,4 +51,18 @@ export function clientFor(
     ...options,
   });
   return { api, logs };
+}
+
+/**
+ * The routes a server builds from a key's contract export, fetched from the sandbox's
+ * administration route as an operator would export it (default: the sandbox's own key).
+ */
+export async function contractRoutes(
+  sandbox: Sandbox,
+  keyId = sandbox.credentials.keyId,
+): Promise<ReadonlyMap<string, Operation>> {
+  const url = new URL(`/_admin/keys/${encodeURIComponent(keyId)}/contract.json`, sandbox.baseUrl);
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url} answered HTTP ${response.status}`);
+  return resolveRoutes(null, normaliseContract(await response.json(), `${keyId}'s export`));
 }

@@ -15,7 +15,7 @@ import { createMcpServer } from "../../src/server.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { FileJournal } from "../../src/writes/journal.js";
 import { Sealer } from "../../src/writes/seal.js";
-import { clientFor } from "./api.js";
+import { clientFor, contractRoutes } from "./api.js";
 
 export interface InMemoryOptions {
   settings?: Partial<ApiSettings>;
@@ -37,6 +37,10 @@ export interface InMemoryOptions {
   client?: string;
   /** A client's tool allowlist, as in the clients file. */
   allowedTools?: string[];
+  /** Serve the key's contract export (fetched from the sandbox), as `--sandbox` does. */
+  contract?: boolean;
+  /** PORTFOLIO_ALLOW_SENSITIVE: families or operation ids. */
+  allowSensitive?: string[];
 }
 
 /**
@@ -44,7 +48,8 @@ export interface InMemoryOptions {
  * sandbox.
  */
 export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions = {}) {
-  const { api, logs } = clientFor(sandbox, options.settings);
+  const routes = options.contract ? await contractRoutes(sandbox) : undefined;
+  const { api, logs } = clientFor(sandbox, options.settings, routes ? { routes } : {});
   const stateDir = options.writes
     ? (options.writes.stateDir ?? mkdtempSync(join(tmpdir(), "state-")))
     : null;
@@ -65,6 +70,7 @@ export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions
       directory: new Directory(api),
       logger: logs.logger,
       exportDir: options.exportDir ?? null,
+      allowSensitive: new Set(options.allowSensitive ?? []),
       writes:
         gate && options.writes
           ? {

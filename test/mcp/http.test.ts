@@ -58,7 +58,7 @@ describe("Streamable HTTP", () => {
   it("serves a session to a client with the token", async () => {
     const { client, transport } = await connect();
     try {
-      expect((await client.listTools()).tools).toHaveLength(32);
+      expect((await client.listTools()).tools).toHaveLength(35);
       const reply = (await client.callTool({
         name: "list_operations",
         arguments: { status: "active", limit: 3 },

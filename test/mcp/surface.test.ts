@@ -19,7 +19,8 @@ let mcp: Awaited<ReturnType<typeof connectInMemory>>;
 
 beforeAll(async () => {
   sandbox = await startSandbox();
-  mcp = await connectInMemory(sandbox, { writes: {} });
+  // The whole surface: curated tools and the generic ones the key's contract brings.
+  mcp = await connectInMemory(sandbox, { writes: {}, contract: true });
 });
 afterAll(async () => {
   await mcp.close();
@@ -82,12 +83,15 @@ describe("the MCP surface", () => {
   it("derives each tool's readOnlyHint from the kinds of the operations it calls", () => {
     for (const tool of INVENTORY.tools) {
       const kinds = tool.operations.map((id) => CATALOGUE[id].kind);
-      const reads = kinds.length > 0 && kinds.every((k) => k === "read");
+      // The generic tools call no fixed operation: what they reach decides (a search reads).
+      const reads = tool.reach
+        ? tool.reach !== "write"
+        : kinds.length > 0 && kinds.every((k) => k === "read");
       expect(
         tool.annotations.readOnlyHint,
         `${tool.name} calls ${tool.operations.join(", ")}`,
       ).toBe(reads);
-      if (tool.kind === "draft")
+      if (tool.kind === "draft" && tool.writes !== "offered")
         for (const id of tool.writes) expect(tool.operations, tool.name).toContain(id);
     }
   });
@@ -98,5 +102,12 @@ describe("the MCP surface", () => {
     for (const tool of listing.tools)
       expect(tool.description?.length ?? 0, tool.name).toBeLessThanOrEqual(300);
     expect(JSON.stringify(listing).length).toBeLessThanOrEqual(50_000);
+    // What a model reads of each tool, reaching every operation of the full contract.
+    const visible = listing.tools.reduce(
+      (sum, t) =>
+        sum + t.name.length + (t.description ?? "").length + JSON.stringify(t.inputSchema).length,
+      0,
+    );
+    expect(visible).toBeLessThanOrEqual(18_000);
   });
 });

@@ -517,12 +517,12 @@ describe("input limits are checked before anything is sent", () => {
     [
       "create_saved_view",
       { name: "v", type: "operations", columns: ["name", "password"] },
-      "columns[1] must be a column of operations views, not password",
+      "columns[1] must be a column of operations views (name, statut, phase, statut_interne,",
     ],
     [
       "create_saved_view",
       { name: "v", type: "deals", sort: [{ sort_by: "ville", sort_order: "asc" }] },
-      "sort[0].sort_by must be a column of deals views, not ville",
+      "sort[0].sort_by must be a column of deals views (name,",
     ],
     [
       "update_saved_view",

@@ -1,0 +1,31 @@
+import type { SessionContext } from "../inventory/types.js";
+
+/**
+ * Operations the API itself refused to a caller (an IP restriction, dataroom rights, a key
+ * changed since its export): later searches say so, so that a model does not try them in a
+ * loop. Kept per session (a 2026 client has none: per client and user), for an hour, and
+ * bounded, since it is only a hint.
+ */
+const TTL_MS = 3_600_000;
+const MAX_CALLERS = 1_000;
+
+const memory = new Map<string, { until: number; refused: Map<string, string> }>();
+
+const keyOf = (session: SessionContext) =>
+  JSON.stringify([session.sessionId, session.client, session.delegatedUser]);
+
+export function rememberRefusal(session: SessionContext, operation: string, why: string): void {
+  const key = keyOf(session);
+  const entry = memory.get(key) ?? { until: 0, refused: new Map<string, string>() };
+  entry.until = Date.now() + TTL_MS;
+  entry.refused.set(operation, why);
+  memory.delete(key); // re-inserted last: the map's order is the eviction order
+  memory.set(key, entry);
+  if (memory.size > MAX_CALLERS) memory.delete(memory.keys().next().value as string);
+}
+
+export function refusalsOf(session: SessionContext): ReadonlyMap<string, string> {
+  const entry = memory.get(keyOf(session));
+  if (!entry || entry.until < Date.now()) return new Map();
+  return entry.refused;
+}

@@ -1,0 +1,155 @@
+import type { Operation } from "../api/catalogue.js";
+import type { ApiResult } from "../api/client.js";
+import { asListPage, withoutShareTokens } from "../api/response.js";
+import type { ToolOutput } from "../inventory/types.js";
+import { fitToBudget, listOutput, OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
+
+/** Files larger than this are described, not carried: a context is no place for them. */
+export const EMBED_MAX_BYTES = 2 * 1_048_576;
+/** Longest text kept in a list cell; the operation's detail read gives the rest. */
+const CELL_MAX = 200;
+
+export interface ReadAnswer {
+  operation: string;
+  status: number;
+  [key: string]: unknown;
+}
+
+/**
+ * A generic read's answer, within the same budget as the curated tools: a page becomes a table
+ * of compact items with `total` and `next_offset`; a record is kept whole when it fits and its
+ * longest lists are cut (with a note) when it does not; a file comes as an embedded resource.
+ */
+export function shapeAnswer(
+  op: Operation,
+  path: Record<string, unknown>,
+  query: Record<string, unknown>,
+  result: ApiResult,
+): ToolOutput<ReadAnswer> {
+  const base = { operation: op.id, status: result.status };
+  if (Buffer.isBuffer(result.data))
+    return fileAnswer(op, path, result.data, result.contentType, base);
+  const data = withoutShareTokens(result.data);
+  if (isPage(data)) {
+    const page = asListPage(data);
+    const offset = typeof query.offset === "number" ? query.offset : 0;
+    const { list, text } = fitToBudget(
+      listOutput(uniformItems(page.items.map(compactItem)), page.total, offset),
+      "a filter of the operation, or a smaller limit",
+    );
+    return { structured: { ...base, ...list }, text: `${op.id}: ${text}` };
+  }
+  const { value, note } = fitValue(data, OUTPUT_BUDGET_CHARS);
+  return { structured: { ...base, result: value, ...(note ? { note } : {}) } };
+}
+
+/** A list answer: a bare array, or an envelope holding one beside its total. */
+function isPage(data: unknown): boolean {
+  if (Array.isArray(data)) return true;
+  if (!data || typeof data !== "object") return false;
+  const envelope = data as Record<string, unknown>;
+  return ["items", "data", "results"].some((k) => Array.isArray(envelope[k]));
+}
+
+/** One list row: scalars as they are (long texts clipped), nested values summarised. */
+function compactItem(raw: unknown): Record<string, unknown> {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { value: raw };
+  const item: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value === "string")
+      item[key] = value.length > CELL_MAX ? `${value.slice(0, CELL_MAX)}…` : value;
+    else if (Array.isArray(value))
+      item[key] =
+        value.length <= 5 && value.every((v) => typeof v !== "object" || v === null)
+          ? value
+          : `[${value.length} items]`;
+    else if (value && typeof value === "object") {
+      const named = value as Record<string, unknown>;
+      item[key] =
+        typeof named.name === "string" || typeof named.title === "string"
+          ? String(named.name ?? named.title)
+          : `{${Object.keys(named).length} fields}`;
+    } else item[key] = value;
+  }
+  return item;
+}
+
+/** Every row with the same columns (the table names them once), in first-seen order. */
+function uniformItems(items: Record<string, unknown>[]): Record<string, unknown>[] {
+  const columns = [...new Set(items.flatMap((i) => Object.keys(i)))];
+  return items.map((i) => Object.fromEntries(columns.map((c) => [c, i[c] ?? null])));
+}
+
+/**
+ * A record within the budget: whole when it fits; otherwise its longest arrays are halved,
+ * again and again, and the note says which were cut.
+ */
+export function fitValue(value: unknown, budget: number): { value: unknown; note?: string } {
+  if (JSON.stringify(value ?? null).length <= budget) return { value };
+  const copy = structuredClone(value) as unknown;
+  const cut = new Map<string, number>();
+  for (let round = 0; round < 40 && JSON.stringify(copy).length > budget; round++) {
+    const longest = longestArray(copy, "");
+    if (!longest || longest.array.length <= 1) break;
+    cut.set(longest.path, cut.get(longest.path) ?? longest.array.length);
+    longest.array.splice(Math.ceil(longest.array.length / 2));
+  }
+  let text = JSON.stringify(copy);
+  if (text.length > budget) text = `${text.slice(0, budget)}…`;
+  const fitted = text.endsWith("…") ? text : (JSON.parse(text) as unknown);
+  const lists = [...cut].map(([path, n]) => `${path || "the answer"} (${n} items)`).join(", ");
+  return {
+    value: fitted,
+    note: `Cut to fit the context budget${lists ? `: ${lists} shortened` : ""}. Narrow the query for the rest.`,
+  };
+}
+
+function longestArray(value: unknown, path: string): { path: string; array: unknown[] } | null {
+  let best: { path: string; array: unknown[]; size: number } | null = null;
+  const visit = (node: unknown, at: string) => {
+    if (Array.isArray(node)) {
+      const size = JSON.stringify(node).length;
+      if (!best || size > best.size) best = { path: at, array: node, size };
+      for (const [i, child] of node.entries()) visit(child, `${at}[${i}]`);
+    } else if (node && typeof node === "object") {
+      for (const [key, child] of Object.entries(node)) visit(child, at ? `${at}.${key}` : key);
+    }
+  };
+  visit(value, path);
+  return best;
+}
+
+function fileAnswer(
+  op: Operation,
+  path: Record<string, unknown>,
+  bytes: Buffer,
+  contentType: string,
+  base: { operation: string; status: number },
+): ToolOutput<ReadAnswer> {
+  const type = contentType.split(";")[0]?.trim() || "application/octet-stream";
+  const file = { content_type: type, bytes: bytes.length };
+  const uri = `portfolio://api/${op.id}/${Object.values(path)
+    .map((v) => encodeURIComponent(String(v)))
+    .join("/")}`;
+  if (bytes.length > EMBED_MAX_BYTES) {
+    return {
+      structured: {
+        ...base,
+        file,
+        note: `The file is ${bytes.length} bytes, more than the ${EMBED_MAX_BYTES} a result carries; it was not included.`,
+      },
+    };
+  }
+  const text = /^text\/|json|csv|xml/.test(type);
+  return {
+    structured: { ...base, file, note: `The file is attached as an embedded resource (${uri}).` },
+    blocks: [
+      {
+        type: "resource",
+        resource: text
+          ? { uri, mimeType: type, text: bytes.toString("utf8") }
+          : { uri, mimeType: type, blob: bytes.toString("base64") },
+      },
+    ],
+  };
+}

@@ -1,0 +1,311 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import type { Operation } from "../api/catalogue.js";
+import type { ApiResult } from "../api/client.js";
+import { closest } from "../closest.js";
+import { invalidArguments, UserFacingError, userMessage } from "../errors.js";
+import { describeIssue, type FieldError } from "../field-errors.js";
+import { ApiError } from "../http/errors.js";
+import {
+  type Domain,
+  type DraftTool,
+  defineTool,
+  type ToolContext,
+  type ToolDraft,
+} from "../inventory/types.js";
+import { firstWords } from "../writes/display.js";
+import { outcomeSchema } from "../writes/outcome.js";
+import { type InputSignature, searchableOf, signatureOf } from "./describe.js";
+import { longTailPreview } from "./preview.js";
+import { refusalsOf, rememberRefusal } from "./refusals.js";
+import { OperationIndex } from "./search.js";
+import { type ReadAnswer, shapeAnswer } from "./shape.js";
+
+/**
+ * The rest of the key's contract, in three tools rather than one per operation: a search that
+ * returns what is needed to call an operation, a generic read and a generic draft. They reach
+ * exactly what the caller is offered (ctx.offer), through the same validation, budget, gate and
+ * confirmation as the curated tools.
+ */
+
+const MAX_RESULTS = 5;
+const part = z.record(z.string(), z.unknown());
+const callInput = {
+  operation: z.string().min(1).max(128).describe("An id from find_api_operations."),
+  path: part.optional().describe("Path parameters."),
+  query: part.optional().describe("Query parameters."),
+  body: part.optional().describe("The JSON body (multipart: its fields; files as described)."),
+};
+
+const indexes = new WeakMap<object, OperationIndex>();
+
+function indexFor(ctx: ToolContext): OperationIndex {
+  let index = indexes.get(ctx.offer);
+  if (!index) {
+    index = new OperationIndex([...ctx.offer.offered.values()].map(searchableOf));
+    indexes.set(ctx.offer, index);
+  }
+  return index;
+}
+
+const found = z.object({
+  id: z.string(),
+  kind: z.enum(["read", "write"]),
+  family: z.string(),
+  scope: z.string(),
+  use: z.string(),
+  input: z.object({
+    path: z.string().optional(),
+    query: z.string().optional(),
+    body: z.string().optional(),
+  }),
+  tool: z.string().optional(),
+  refused: z.string().optional(),
+});
+
+const findApiOperations = defineTool({
+  kind: "run",
+  name: "find_api_operations",
+  title: "Find API operations",
+  description:
+    "Searches the API operations this key may call (French or English: what the user wants done). Returns up to 5, each with its id, kind and input (* required); call a read with call_api_read, draft a write with draft_api_write, or use the curated tool named.",
+  family: "api",
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  operations: [],
+  reach: "any",
+  input: z.strictObject({
+    query: z.string().min(2).max(300),
+    family: z.string().max(64).optional(),
+    kind: z.enum(["read", "write"]).optional(),
+  }),
+  output: z.object({
+    operations: z.array(found),
+    families: z.array(z.string()).optional(),
+    note: z.string().optional(),
+  }),
+  async run({ query, family, kind }, ctx) {
+    const families = [...new Set([...ctx.offer.offered.values()].map((op) => op.family))];
+    if (family !== undefined && !families.includes(family)) {
+      const near = closest(family, families);
+      throw new UserFacingError(
+        `No family ${family} is offered${near ? `; did you mean ${near}?` : ""} Families: ${families.join(", ")}.`,
+      );
+    }
+    const refused = refusalsOf(ctx.session);
+    const hits = indexFor(ctx).search(query, { family, kind, limit: MAX_RESULTS });
+    const operations = hits.map(({ id }) => {
+      const op = ctx.offer.offered.get(id) as Operation;
+      const tool = ctx.toolFor(id);
+      const why = refused.get(id);
+      return {
+        id,
+        kind: op.kind,
+        family: op.family,
+        scope: op.scope,
+        use: op.summary,
+        input: signatureOf(op),
+        ...(tool ? { tool } : {}),
+        ...(why ? { refused: why } : {}),
+      };
+    });
+    if (operations.length === 0)
+      return {
+        structured: {
+          operations,
+          families,
+          note: "No operation matches; rephrase with what should happen, or pick a family.",
+        },
+      };
+    return { structured: { operations }, text: renderFound(operations) };
+  },
+});
+
+/** One block per operation: the id line, then its input; a fraction of the JSON's size. */
+function renderFound(
+  operations: Array<{
+    id: string;
+    kind: string;
+    scope: string;
+    use: string;
+    input: InputSignature;
+    tool?: string;
+    refused?: string;
+  }>,
+): string {
+  return operations
+    .map((op) => {
+      const how = op.tool
+        ? `use the tool ${op.tool}`
+        : op.kind === "read"
+          ? "call_api_read"
+          : "draft_api_write";
+      const lines = [`${op.id} (${op.kind}, ${op.scope}): ${op.use}. → ${how}`];
+      for (const place of ["path", "query", "body"] as const)
+        if (op.input[place]) lines.push(`  ${place}: ${op.input[place]}`);
+      if (op.refused) lines.push(`  refused earlier in this session: ${op.refused}`);
+      return lines.join("\n");
+    })
+    .join("\n");
+}
+
+const callApiRead = defineTool({
+  kind: "run",
+  name: "call_api_read",
+  title: "Call an API read",
+  description:
+    "Runs one read operation of the API by id (find_api_operations gives ids and inputs). Lists come as pages with total and next_offset; files as embedded resources.",
+  family: "api",
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: true,
+  },
+  operations: [],
+  reach: "read",
+  input: z.strictObject(callInput),
+  output: z.looseObject({ operation: z.string(), status: z.number() }),
+  async run(args, ctx) {
+    const op = offered(args.operation, "read", ctx);
+    const input = checked(op, args);
+    let result: ApiResult;
+    try {
+      result = await ctx.api.send(op, input, {
+        signal: ctx.signal,
+        delegatedUser: ctx.session.delegatedUser,
+      });
+    } catch (error) {
+      remember(ctx, op, error);
+      throw error;
+    }
+    return shapeAnswer(op, input.path, input.query, result) as {
+      structured: ReadAnswer;
+      text?: string;
+    };
+  },
+});
+
+const draftApiWrite: DraftTool = {
+  kind: "draft",
+  name: "draft_api_write",
+  title: "Draft an API write",
+  description:
+    "Drafts one write operation of the API by id (find_api_operations gives ids and inputs). Nothing is written until the user confirms the preview.",
+  family: "api",
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: true,
+  },
+  operations: [],
+  reach: "write",
+  writes: "offered",
+  input: z.strictObject(callInput),
+  output: outcomeSchema,
+  async draft(args, ctx): Promise<ToolDraft> {
+    const op = offered(String(args.operation), "write", ctx);
+    const tool = ctx.toolFor(op.id);
+    if (tool)
+      throw new UserFacingError(
+        `${op.id} has its own tool: use ${tool}, which checks and previews it in full (nothing was drafted).`,
+      );
+    const input = checked(op, withRequestId(op, args as unknown as CallArgs));
+    return {
+      operation: op.id,
+      path: input.path,
+      ...(Object.keys(input.query).length > 0 ? { query: input.query } : {}),
+      body: input.body,
+      preview: await longTailPreview(op, input, ctx),
+      ...(excerptOf(input.body) ? { excerpt: excerptOf(input.body) } : {}),
+    };
+  },
+};
+
+interface CallArgs {
+  operation: string;
+  path?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  body?: Record<string, unknown>;
+}
+
+/** The operation, if this caller is offered it as this kind; otherwise one sentence why not. */
+function offered(id: string, kind: "read" | "write", ctx: ToolContext): Operation {
+  const op = ctx.offer.offered.get(id);
+  if (op?.kind === kind) return op;
+  const nothing = kind === "read" ? "nothing was sent" : "nothing was drafted";
+  if (op)
+    throw new UserFacingError(
+      `${id} is a ${op.kind}: ${op.kind === "read" ? "call it with call_api_read" : "draft it with draft_api_write"} (${nothing}).`,
+    );
+  const hidden = ctx.offer.hidden.get(id);
+  if (hidden) throw new UserFacingError(`${id} is not offered here: ${hidden} (${nothing}).`);
+  const near = closest(id, ctx.offer.offered.keys());
+  throw new UserFacingError(
+    `The API key's contract has no operation ${id}${near ? `; did you mean ${near}?` : "; find_api_operations lists them"} (${nothing}).`,
+  );
+}
+
+/** The input checked against the operation's schemas, each refusal naming `part.field`. */
+function checked(op: Operation, args: CallArgs) {
+  const errors: FieldError[] = [];
+  const check = (
+    schema: Operation["params"] | Operation["query"] | Operation["body"],
+    value: Record<string, unknown> | undefined,
+    where: "path" | "query" | "body",
+  ): unknown => {
+    if (!schema) {
+      if (value !== undefined && Object.keys(value).length > 0)
+        errors.push({ field: where, rule: "not accepted", message: `is not taken by ${op.id}` });
+      return undefined;
+    }
+    const parsed = schema.safeParse(value ?? (where === "body" ? undefined : {}));
+    if (parsed.success) return parsed.data;
+    errors.push(...parsed.error.issues.map((issue) => describeIssue(issue, where)));
+    return undefined;
+  };
+  const path = check(op.params, args.path, "path") as Record<string, unknown> | undefined;
+  const query = check(op.query, args.query, "query") as Record<string, unknown> | undefined;
+  const body = check(op.body, args.body, "body");
+  if (errors.length > 0) throw new UserFacingError(invalidArguments(op.id, errors));
+  return { path: path ?? {}, query: query ?? {}, body };
+}
+
+/**
+ * A creation whose body names its own durable identity (`client_request_id`, the calendar's
+ * manual events) gets one made here, once, when the model gave none: it is stored with the
+ * intent, so every retry and confirmation repeats it and the API answers the stored event.
+ */
+function withRequestId(op: Operation, args: CallArgs): CallArgs {
+  const schema = op.contract?.body?.schema;
+  const required = (schema?.required as string[] | undefined) ?? [];
+  if (!required.includes("client_request_id") || args.body?.client_request_id !== undefined)
+    return args;
+  return { ...args, body: { ...args.body, client_request_id: `pmcp-${randomUUID()}` } };
+}
+
+function excerptOf(body: unknown): string | undefined {
+  if (!body || typeof body !== "object") return undefined;
+  const values = body as Record<string, unknown>;
+  for (const field of ["content", "text", "comment", "title", "name", "description"])
+    if (typeof values[field] === "string" && values[field] !== "") return firstWords(values[field]);
+  return undefined;
+}
+
+/** A refusal only the API could know: remembered so later searches say so. */
+function remember(ctx: ToolContext, op: Operation, error: unknown): void {
+  if (
+    error instanceof ApiError &&
+    (error.code === "forbidden" || error.reasonCode === "route_not_found")
+  )
+    rememberRefusal(ctx.session, op.id, userMessage(error, op.id));
+}
+
+export const api: Domain = {
+  tools: [findApiOperations, callApiRead, draftApiWrite],
+};
