@@ -268,7 +268,6 @@ function transportWarnings(config: Config, transport: AppOptions["transport"]): 
     : [];
 }
 
-/** Points the configuration at the embedded sandbox, whatever the environment says about the API. */
 /**
  * The key's contract: the export the operator configured, or, on the embedded sandbox, the
  * export its administration route hands out for the demo key (the way a real administrator
@@ -301,6 +300,7 @@ function getJson(url: URL): Promise<unknown> {
   });
 }
 
+/** Points the configuration at the embedded sandbox, whatever the environment says about the API. */
 function withSandbox(sources: ConfigSources, sandbox: Sandbox): ConfigSources {
   const c = sandbox.credentials;
   return {

@@ -4,7 +4,7 @@ import { record } from "../api/response.js";
 import { businessDate, uuid } from "../api/schemas.js";
 import { invalidArguments, UserFacingError } from "../errors.js";
 import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
-import { calendarItem, presentCalendarEvent } from "../toolkit/present.js";
+import { calendarItem, isProposal, presentCalendarEvent } from "../toolkit/present.js";
 import { fetchDetail, listTool } from "../toolkit/read-tools.js";
 
 /** What is due (the calendar) and what calls for attention (notifications). */
@@ -34,9 +34,17 @@ export const calendar: Domain = {
               "covenant_deadline, reporting_due, ag_date, echeance, custom... (open list).",
             ),
           operation_id: uuid.optional().describe("Only events linked to this operation."),
+          undecided_proposals: z
+            .boolean()
+            .optional()
+            .describe("true: only proposals not yet accepted or rejected."),
         },
-        keep({ from, to, event_type, operation_id }) {
-          if ([from, to, event_type, operation_id].every((v) => v === undefined)) return null;
+        keep({ from, to, event_type, operation_id, undecided_proposals }) {
+          if (
+            [from, to, event_type, operation_id].every((v) => v === undefined) &&
+            !undecided_proposals
+          )
+            return null;
           if (from !== undefined && to !== undefined && String(from) > String(to))
             throw new UserFacingError(
               invalidArguments("list_calendar_events", [
@@ -51,7 +59,9 @@ export const calendar: Domain = {
               (to === undefined || date <= String(to)) &&
               (event_type === undefined || e.event_type === event_type) &&
               (operation_id === undefined ||
-                String(e.operation_id ?? "").toLowerCase() === String(operation_id).toLowerCase())
+                String(e.operation_id ?? "").toLowerCase() ===
+                  String(operation_id).toLowerCase()) &&
+              (!undecided_proposals || (isProposal(e) && (e.accepted ?? null) === null))
             );
           };
         },

@@ -48,15 +48,22 @@ export function signatureOf(op: Operation): InputSignature {
     const schema = contract.body.schema;
     const files = new Set(contract.body.type === "multipart" ? fileFields(schema) : []);
     const required = new Set((schema.required as string[] | undefined) ?? []);
-    const fields = Object.entries(properties(schema)).map(
-      ([name, field]) =>
-        `${name}${required.has(name) ? "*" : ""} ${files.has(name) ? "file {filename*, content_type, content_base64 | text}" : typeOf(field, 1)}`,
+    const fields = Object.entries(properties(schema)).map(([name, field]) =>
+      name === REQUEST_ID && required.has(name)
+        ? `${name} ${typeOf(field, 1)} (left out: made by the server)`
+        : `${name}${required.has(name) ? "*" : ""} ${files.has(name) ? "file {filename*, content_type, content_base64 | text}" : typeOf(field, 1)}`,
     );
     signature.body =
       fields.length > 0 ? fields.join("; ") : typeOf(schema, 1) || "object (free form)";
   }
   return signature;
 }
+
+/**
+ * The durable identity of a creation (the calendar's manual events, spec part 2): when the model
+ * gives none, draft_api_write makes one, stored with the intent so every retry repeats it.
+ */
+export const REQUEST_ID = "client_request_id";
 
 const properties = (schema: JsonSchema) => (schema.properties ?? {}) as Record<string, JsonSchema>;
 

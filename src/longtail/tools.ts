@@ -15,7 +15,7 @@ import {
 } from "../inventory/types.js";
 import { firstWords } from "../writes/display.js";
 import { outcomeSchema } from "../writes/outcome.js";
-import { type InputSignature, searchableOf, signatureOf } from "./describe.js";
+import { type InputSignature, REQUEST_ID, searchableOf, signatureOf } from "./describe.js";
 import { longTailPreview } from "./preview.js";
 import { refusalsOf, rememberRefusal } from "./refusals.js";
 import { OperationIndex } from "./search.js";
@@ -284,9 +284,8 @@ function checked(op: Operation, args: CallArgs) {
 function withRequestId(op: Operation, args: CallArgs): CallArgs {
   const schema = op.contract?.body?.schema;
   const required = (schema?.required as string[] | undefined) ?? [];
-  if (!required.includes("client_request_id") || args.body?.client_request_id !== undefined)
-    return args;
-  return { ...args, body: { ...args.body, client_request_id: `pmcp-${randomUUID()}` } };
+  if (!required.includes(REQUEST_ID) || args.body?.[REQUEST_ID] !== undefined) return args;
+  return { ...args, body: { ...args.body, [REQUEST_ID]: `pmcp-${randomUUID()}` } };
 }
 
 function excerptOf(body: unknown): string | undefined {

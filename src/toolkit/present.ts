@@ -142,8 +142,20 @@ export const calendarItem = z.object({
   operation_id: Text,
   spv_id: Text,
   source: Text,
-  accepted: Flag.describe("null: a proposal not yet decided."),
+  proposal: z
+    .boolean()
+    .describe("Suggested by the system (from an alert, or with a confidence index)."),
+  accepted: Flag.describe("On a proposal: null until accepted or rejected."),
 });
+
+/**
+ * A proposal is an event the system suggested rather than a person entered: it names the alert
+ * it came from or carries a confidence index (spec part 2). Only these are accepted or rejected.
+ */
+export function isProposal(raw: unknown): boolean {
+  const e = record(raw);
+  return (e.source_alert_id ?? null) !== null || (e.confidence ?? null) !== null;
+}
 
 export function presentCalendarEvent(raw: unknown): z.output<typeof calendarItem> {
   const e = record(raw);
@@ -155,6 +167,7 @@ export function presentCalendarEvent(raw: unknown): z.output<typeof calendarItem
     operation_id: text(e.operation_id),
     spv_id: text(e.spv_id),
     source: text(e.source),
+    proposal: isProposal(e),
     accepted: flag(e.accepted),
   };
 }

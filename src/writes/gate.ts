@@ -376,10 +376,6 @@ export class WriteGate {
   }
 
   /**
-   * The journal id inside a confirmation id, once the whole string is the one the draft
-   * returned: what the client showed for approval must be the write that is sent.
-   */
-  /**
    * Where a confirmed write goes: the route recorded when it was drafted. The operation's
    * current entry only lends what does not change the request (how to read the answer).
    */
@@ -413,6 +409,10 @@ export class WriteGate {
     };
   }
 
+  /**
+   * The journal id inside a confirmation id, once the whole string is the one the draft
+   * returned: what the client showed for approval must be the write that is sent.
+   */
   private async exactId(confirmationId: string): Promise<string> {
     const id = idOf(confirmationId) ?? confirmationId;
     const intent = await this.find(id);

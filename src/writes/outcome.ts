@@ -42,7 +42,9 @@ export function outcomeOf(intent: Intent): Outcome {
         ...base,
         status: "succeeded",
         result: record(intent.result),
-        message: "Written, once. Confirming again returns this same result and sends nothing.",
+        message: replayedReceipt(intent.result)
+          ? "Already created: the API had this creation's client_request_id on record and returned the stored record; nothing new was written."
+          : "Written, once. Confirming again returns this same result and sends nothing.",
       };
     case "uncertain":
     case "sending":
@@ -59,4 +61,14 @@ export function outcomeOf(intent: Intent): Outcome {
         `${sentence(intent.error?.message ?? "The Partner API refused the write")} Nothing was written.`,
       );
   }
+}
+
+/**
+ * A creation that carries its own durable identity (spec part 2's ManualCreationIdempotencyReceipt)
+ * answers `replayed: true` when the API had already made it: the user must not think it is new.
+ */
+function replayedReceipt(result: unknown): boolean {
+  const receipt = (result as { idempotency_receipt?: { replayed?: unknown } } | null)
+    ?.idempotency_receipt;
+  return receipt?.replayed === true;
 }

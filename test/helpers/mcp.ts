@@ -8,6 +8,7 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
+import type { Operation } from "../../src/api/catalogue.js";
 import { Directory } from "../../src/api/directory.js";
 import type { ApiSettings, ConfirmMode } from "../../src/config.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
@@ -37,8 +38,11 @@ export interface InMemoryOptions {
   client?: string;
   /** A client's tool allowlist, as in the clients file. */
   allowedTools?: string[];
-  /** Serve the key's contract export (fetched from the sandbox), as `--sandbox` does. */
-  contract?: boolean;
+  /**
+   * Serve a key's contract export, fetched from the sandbox as `--sandbox` does (true: the
+   * sandbox's own key; a string: that key's export), or routes built by the test.
+   */
+  contract?: boolean | string | ReadonlyMap<string, Operation>;
   /** PORTFOLIO_ALLOW_SENSITIVE: families or operation ids. */
   allowSensitive?: string[];
 }
@@ -48,7 +52,12 @@ export interface InMemoryOptions {
  * sandbox.
  */
 export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions = {}) {
-  const routes = options.contract ? await contractRoutes(sandbox) : undefined;
+  const routes =
+    typeof options.contract === "object"
+      ? options.contract
+      : options.contract
+        ? await contractRoutes(sandbox, options.contract === true ? undefined : options.contract)
+        : undefined;
   const { api, logs } = clientFor(sandbox, options.settings, routes ? { routes } : {});
   const stateDir = options.writes
     ? (options.writes.stateDir ?? mkdtempSync(join(tmpdir(), "state-")))
