@@ -180,8 +180,11 @@ const callApiRead = defineTool({
         delegatedUser: ctx.session.delegatedUser,
       });
     } catch (error) {
-      remember(ctx, op, error);
-      throw error;
+      if (!(error instanceof ApiError)) throw error;
+      // Named by the operation, not by this generic tool: that is what the model must not retry.
+      const refusal = new UserFacingError(userMessage(error, op.id));
+      remember(ctx, op, error, refusal.message);
+      throw refusal;
     }
     return shapeAnswer(op, input.path, input.query, result) as {
       structured: ReadAnswer;
@@ -297,12 +300,9 @@ function excerptOf(body: unknown): string | undefined {
 }
 
 /** A refusal only the API could know: remembered so later searches say so. */
-function remember(ctx: ToolContext, op: Operation, error: unknown): void {
-  if (
-    error instanceof ApiError &&
-    (error.code === "forbidden" || error.reasonCode === "route_not_found")
-  )
-    rememberRefusal(ctx.session, op.id, userMessage(error, op.id));
+function remember(ctx: ToolContext, op: Operation, error: ApiError, why: string): void {
+  if (error.code === "forbidden" || error.reasonCode === "route_not_found")
+    rememberRefusal(ctx.session, op.id, why);
 }
 
 export const api: Domain = {

@@ -156,3 +156,40 @@ describe("a contract changed between draft and confirmation", () => {
     }
   });
 });
+
+describe("a key changed since its export", () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ rateLimit: false });
+  });
+  afterAll(() => sandbox.close());
+
+  it("turns the API's refusal into one sentence, and later searches say it was refused", async () => {
+    // The full key's export, but the API now lets this key call two routes only.
+    const mcp = await connectInMemory(sandbox, {
+      contract: true,
+      settings: { keyId: DEMO_KEYS.limited.keyId, secret: DEMO_KEYS.limited.secret },
+    });
+    try {
+      const refused = (await mcp.client.callTool({
+        name: "call_api_read",
+        arguments: { operation: "settings_business_get" },
+      })) as any;
+      expect(refused.isError).toBe(true);
+      const sentence = text(refused);
+      expect(sentence).toMatch(/settings_business_get/);
+      expect(sentence.split(/(?<=\.) /).length).toBeLessThanOrEqual(2);
+      const found = (await mcp.client.callTool({
+        name: "find_api_operations",
+        arguments: { query: "business settings" },
+      })) as any;
+      const hit = found.structuredContent.operations.find(
+        (op: any) => op.id === "settings_business_get",
+      );
+      expect(hit.refused).toBe(sentence);
+      expect(text(found)).toContain("refused earlier in this session");
+    } finally {
+      await mcp.close();
+    }
+  });
+});
