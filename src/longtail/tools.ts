@@ -5,6 +5,7 @@ import type { ApiResult } from "../api/client.js";
 import { closest } from "../closest.js";
 import { invalidArguments, UserFacingError, userMessage } from "../errors.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
+import { EXCHANGE_OPERATION } from "../http/attempts.js";
 import { ApiError } from "../http/errors.js";
 import {
   type Domain,
@@ -248,6 +249,12 @@ function offered(id: string, kind: "read" | "write", ctx: ToolContext): Operatio
     );
   const hidden = ctx.offer.hidden.get(id);
   if (hidden) throw new UserFacingError(`${id} is not offered here: ${hidden} (${nothing}).`);
+  // The contract lists the token exchange, but the routes leave it out: saying it has no such
+  // operation would be false, and a model would look for a near one.
+  if (id === EXCHANGE_OPERATION)
+    throw new UserFacingError(
+      `${id} is the token exchange: the server signs in by itself when a call needs it, and no tool calls it (${nothing}).`,
+    );
   const near = closest(id, ctx.offer.offered.keys());
   throw new UserFacingError(
     `The API key's contract has no operation ${id}${near ? `; did you mean ${near}?` : "; find_api_operations lists them"} (${nothing}).`,
