@@ -179,6 +179,7 @@ const callApiRead = defineTool({
       result = await ctx.api.send(op, input, {
         signal: ctx.signal,
         delegatedUser: ctx.session.delegatedUser,
+        prevalidated: true, // checked above, and sent as given
       });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
@@ -274,8 +275,11 @@ function checked(op: Operation, args: CallArgs) {
         errors.push({ field: where, rule: "not accepted", message: `is not taken by ${op.id}` });
       return undefined;
     }
-    const parsed = schema.safeParse(value ?? (where === "body" ? undefined : {}));
-    if (parsed.success) return parsed.data;
+    const given = value ?? (where === "body" ? undefined : {});
+    const parsed = schema.safeParse(given);
+    // What was given is sent, not the parse: a schema's defaults would add fields nobody asked
+    // for (in a PATCH, a change), and the person approves exactly the given fields.
+    if (parsed.success) return given;
     errors.push(...parsed.error.issues.map((issue) => describeIssue(issue, where)));
     return undefined;
   };
