@@ -43,7 +43,11 @@ const rows = [
   ["401 after bearer expiry", report.injected.refused_401],
   ["seconds", report.seconds],
 ];
-console.log(rows.map(([label, value]) => `${String(label).padEnd(46)} ${value}`).join("\n"));
+console.log(
+  rows
+    .map(([label, value]) => (value === undefined ? label : `${label.padEnd(46)} ${value}`))
+    .join("\n"),
+);
 writeResults(report, options, { fresh: "build/chaos.json", reference: "bench/chaos.json" });
 // The totals include the long tail; its one-key-per-intent figures are checked on their own.
 const exactlyOnce =
@@ -56,7 +60,7 @@ process.exitCode = exactlyOnce ? 0 : 1;
 /** One class of writes: the operations it drafts, then its figures indented under them. */
 function classRows(label, c) {
   return [
-    [`${label} (${c.operations.join(", ")})`, ""],
+    [`${label} (${c.operations.join(", ")})`],
     ["  confirmed / requested", `${c.confirmed} / ${c.requested}`],
     ["  records in the sandbox", c.records],
     ["  duplicates (must be 0)", c.duplicates],
