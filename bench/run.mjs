@@ -2,9 +2,11 @@
 // npm run bench: side-by-side figures, on loopback, against a sandbox in its own process.
 // Prints a table and writes build/bench/results.json (or --out; --update-reference also
 // rewrites the committed bench/results.json). See the README's performance section.
+// Our server is measured without a contract (the curated tools) and, for tools/list and cold
+// start, with the key's full contract export (build/bench/contract-full.json, written by our CLI).
 //   npm run bench [-- --quick] [--out FILE] [--update-reference]
 import { createHmac, randomBytes } from "node:crypto";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -16,6 +18,7 @@ import { sandboxOpenApi } from "./lib/openapi.mjs";
 import {
   freePort,
   httpClient,
+  output,
   sandboxProcess,
   spawnUntil,
   stdioClient,
@@ -35,6 +38,8 @@ const BLOCK = 50;
 const CONCURRENCY = 50;
 const CONCURRENCY_SECONDS = quick ? 2 : 10;
 const COLD_STARTS = quick ? 5 : 20;
+const MODEL_VISIBLE_TARGET = 18_000;
+const CONTRACT_COLD_START_TARGET = 1.2;
 const ARGS = { status: "active", limit: 50 };
 const work = join(root, "build", "bench");
 rmSync(work, { recursive: true, force: true });
@@ -76,6 +81,28 @@ const ourEnv = {
   PORTFOLIO_STATE_DIR: join(work, "state"),
   PORTFOLIO_LOG_LEVEL: "warn",
 };
+// The same server with the key's full contract: the export our CLI writes for the demo key,
+// addressed to this sandbox. It must list what the sandbox itself exports for the key.
+const contractFile = join(work, "contract-full.json");
+writeFileSync(
+  contractFile,
+  await output(node, [
+    cli,
+    "sandbox",
+    "contract",
+    "--key",
+    ours.keyId,
+    "--server-url",
+    sandbox.baseUrl,
+  ]),
+);
+const contractOperations = operationIds(JSON.parse(readFileSync(contractFile, "utf8")));
+const served = operationIds(
+  await (await fetch(new URL(`/_admin/keys/${ours.keyId}/contract.json`, sandbox.baseUrl))).json(),
+);
+if (contractOperations.join() !== served.join())
+  throw new Error("the CLI's contract export differs from the sandbox's own export of the key");
+const contractEnv = { ...ourEnv, PORTFOLIO_CONTRACT_FILE: contractFile };
 const floorEnv = { FLOOR_BASE_URL: sandbox.baseUrl, FLOOR_BEARER: bearer };
 const bridgeArgs = [
   "--api-base-url",
@@ -239,24 +266,49 @@ results.context.tools_list_bytes.ratio = round(
   3,
 );
 
+// 5b. The same listing once the key's full contract is loaded: the generic tools join.
+const withContract = await stdioClient(node, [cli], contractEnv);
+const contractTools = await withContract.listTools();
+await withContract.close();
+if (!contractTools.tools.some((t) => t.name === "find_api_operations"))
+  throw new Error("the server given PORTFOLIO_CONTRACT_FILE lists no long-tail tools");
+results.contract = {
+  operations: contractOperations.length,
+  tools: { without: ourTools.tools.length, with: contractTools.tools.length },
+  tools_list_bytes: withWithout(bytes(ourTools), bytes(contractTools)),
+  model_visible_bytes: withWithout(modelVisible(ourTools), modelVisible(contractTools)),
+};
+
 for (const client of [...Object.values(stdio), ...Object.values(http)]) await client.close();
 await stopChildren([ourHttp, floorHttp, bridgeHttp].map((spawned) => spawned.child.pid));
 
 // 6. Cold start: spawn to the initialize answer, alternating ours (as built, and as shipped in
-//    the bundle) and the bridge.
+//    the bundle; without a contract, then with the full one) and the bridge.
 log(`cold start: median of ${COLD_STARTS}`);
 const bundled = await bundle(root, join(work, "bundle"));
 const cold = { ours_dist: [], ours_bundle: [], bridge: [] };
+const coldContract = { ours_dist: [], ours_bundle: [] };
 for (let i = 0; i < COLD_STARTS; i++) {
-  cold.ours_dist.push(await timeToInitialize(node, [cli], ourEnv));
-  cold.ours_bundle.push(await timeToInitialize(node, [bundled], ourEnv));
+  // Without and with the contract take turns going first, so neither always follows the other.
+  const pairs = [
+    [cold, ourEnv],
+    [coldContract, contractEnv],
+  ];
+  if (i % 2) pairs.reverse();
+  for (const [samples, env] of pairs) {
+    samples.ours_dist.push(await timeToInitialize(node, [cli], env));
+    samples.ours_bundle.push(await timeToInitialize(node, [bundled], env));
+  }
   cold.bridge.push(
     await timeToInitialize(node, [bridgeBin, ...bridgeArgs, "--transport", "stdio"], {}),
   );
 }
-results.cold_start_ms = Object.fromEntries(
-  Object.entries(cold).map(([k, v]) => [k, round(percentile(v, 50), 1)]),
-);
+const median = (samples) => round(percentile(samples, 50), 1);
+results.cold_start_ms = Object.fromEntries(Object.entries(cold).map(([k, v]) => [k, median(v)]));
+results.contract.cold_start_ms = {
+  bundle: withWithout(median(cold.ours_bundle), median(coldContract.ours_bundle)),
+  dist: withWithout(median(cold.ours_dist), median(coldContract.ours_dist)),
+};
 results.cold_start_ms.ratio_bundle = round(
   results.cold_start_ms.ours_bundle / results.cold_start_ms.bridge,
   3,
@@ -294,6 +346,10 @@ results.targets = {
   "cold start at most half the bridge's (the shipped bundle)":
     results.cold_start_ms.ratio_bundle <= 0.5,
   "tools/list at most half the bridge's bytes": results.context.tools_list_bytes.ratio <= 0.5,
+  [`cold start with the full contract within ${CONTRACT_COLD_START_TARGET}x of without (the shipped bundle)`]:
+    results.contract.cold_start_ms.bundle.ratio <= CONTRACT_COLD_START_TARGET,
+  [`model-visible bytes with the full contract at most ${MODEL_VISIBLE_TARGET.toLocaleString("en")}`]:
+    results.contract.model_visible_bytes.with <= MODEL_VISIBLE_TARGET,
 };
 print(results);
 writeResults(results, options, {
@@ -357,6 +413,29 @@ function bytes(value) {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
+/** What a model reads of a listing: each tool's name, description and input schema. */
+function modelVisible({ tools }) {
+  return tools.reduce(
+    (sum, t) =>
+      sum +
+      Buffer.byteLength(t.name) +
+      Buffer.byteLength(t.description ?? "") +
+      bytes(t.inputSchema),
+    0,
+  );
+}
+
+function withWithout(without, withIt) {
+  return { without, with: withIt, ratio: round(withIt / without, 3) };
+}
+
+function operationIds(document) {
+  return Object.values(document.paths)
+    .flatMap((item) => Object.values(item).map((op) => op?.operationId))
+    .filter(Boolean)
+    .sort();
+}
+
 function print(r) {
   const row = (label, t) =>
     `  ${label.padEnd(8)} p50 ${String(t.p50).padStart(7)} ms   p99 ${String(t.p99).padStart(7)} ms   (${t.n} calls)`;
@@ -386,6 +465,16 @@ function print(r) {
   const x = r.context;
   lines.push(
     `tools/list: ours ${x.tools_list_bytes.ours} B (${x.tools_list_bytes.ours_tools} tools), bridge ${x.tools_list_bytes.bridge} B (${x.tools_list_bytes.bridge_tools} tools), ratio ${x.tools_list_bytes.ratio}`,
+  );
+  const w = r.contract;
+  lines.push(
+    `with the full contract (${w.operations} operations): tools/list ${w.tools_list_bytes.with} B (${w.tools.with} tools) against ${w.tools_list_bytes.without} B (${w.tools.without} tools) without, ratio ${w.tools_list_bytes.ratio}`,
+  );
+  lines.push(
+    `  model-visible (names, descriptions, input schemas): ${w.model_visible_bytes.with} B with, ${w.model_visible_bytes.without} B without, ratio ${w.model_visible_bytes.ratio}`,
+  );
+  lines.push(
+    `  cold start (median): ${w.cold_start_ms.bundle.with} ms bundled (${w.cold_start_ms.dist.with} ms from dist/) with, ${w.cold_start_ms.bundle.without} ms (${w.cold_start_ms.dist.without} ms) without; ratios ${w.cold_start_ms.bundle.ratio} / ${w.cold_start_ms.dist.ratio}`,
   );
   lines.push(
     `50-item list_operations result: ours ${x.list_operations_50_bytes.ours} B, bridge ${x.list_operations_50_bytes.bridge} B, raw API page ${x.list_operations_50_bytes.raw_api_page} B`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runChaos } from "../bench/lib/chaos.mjs";
 
-describe("confirmed writes under faults (the short variant of npm run chaos)", () => {
+describe("confirmed writes under faults, curated and long-tail (the short variant of npm run chaos)", () => {
   it("neither duplicates nor loses a confirmed write", async () => {
     const report = await runChaos({
       writes: 80,
@@ -17,6 +17,26 @@ describe("confirmed writes under faults (the short variant of npm run chaos)", (
       failed: 0,
       unfinished: 0,
     });
+    // Half went through the long tail (draft_api_write, then confirm_write), counted apart:
+    // each applied once, and every delivery of an intent carried the same keys.
+    expect(report.curated).toMatchObject({
+      requested: 40,
+      confirmed: 40,
+      records: 40,
+      duplicates: 0,
+      lost_confirmed_writes: 0,
+    });
+    expect(report.long_tail).toMatchObject({
+      operations: ["task_create", "calendar_event_create"],
+      requested: 40,
+      confirmed: 40,
+      records: 40,
+      duplicates: 0,
+      lost_confirmed_writes: 0,
+      sent_under_several_idempotency_keys: 0,
+      sent_under_several_client_request_ids: 0,
+    });
+    expect(report.long_tail.requests_sent).toBeGreaterThan(40);
     // The faults really happened: failures before the route, drops after it, expired bearers.
     expect(report.injected.failed_500_503).toBeGreaterThan(5);
     expect(report.injected.dropped_after_apply).toBeGreaterThan(0);

@@ -1,13 +1,17 @@
 // The fault-injection run: confirmed writes through the real MCP server and gate while the
 // sandbox fails, drops, rate-limits and expires bearers. Shared by `npm run chaos` and the
-// test suite's short variant.
+// test suite's short variant. The server runs on the key's contract (the sandbox's own export,
+// as with --sandbox), so half the writes go through the long tail: draft_api_write on
+// operations that have no curated tool, then confirm_write.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { connectApi } from "../../dist/api/client.js";
+import { normaliseContract } from "../../dist/api/contract/load.js";
 import { Directory } from "../../dist/api/directory.js";
+import { resolveRoutes } from "../../dist/api/routes.js";
 import { createLogger } from "../../dist/log.js";
 import { startSandbox } from "../../dist/sandbox/index.js";
 import { createMcpServer } from "../../dist/server.js";
@@ -25,6 +29,11 @@ export async function runChaos({
   const started = Date.now();
   const sandbox = await startSandbox({ rateLimit: false, requestLogLimit: 200_000 });
   const { control } = sandbox;
+  // The key's contract, fetched before any fault is injected (startup is not under test).
+  const exported = await fetch(
+    new URL(`/_admin/keys/${sandbox.credentials.keyId}/contract.json`, sandbox.baseUrl),
+  );
+  const contract = normaliseContract(await exported.json(), "the sandbox's export");
   // 20% of all requests fail before anything is applied; 10% of writes are applied, then dropped.
   control.addFault({ probability: 0.1, action: { type: "status", status: 500 } });
   control.addFault({ probability: 0.1, action: { type: "status", status: 503 } });
@@ -54,6 +63,7 @@ export async function runChaos({
       maxRetries: 3,
       maxRetryWaitSeconds: 30,
     },
+    routes: resolveRoutes(null, contract),
     logger,
   });
   const journalDir = mkdtempSync(join(tmpdir(), "chaos-"));
@@ -87,6 +97,7 @@ export async function runChaos({
 
   const run = `chaos-${started}`;
   const operations = control.state.data.operations.slice(0, 20).map((o) => o.id);
+  const kinds = writeKinds(operations, new Date().toISOString().slice(0, 10));
   const report = {
     writes_requested: writes,
     confirmed: 0,
@@ -96,18 +107,15 @@ export async function runChaos({
     confirm_retries: 0,
     failures: [],
   };
+  const kindOf = new Map(); // marker -> the kind of write it was drafted as
   const confirmedMarkers = [];
   let next = 0;
 
   async function one(i) {
     const marker = `${run}-${i}`;
-    const draftCall =
-      i % 2 === 0
-        ? {
-            name: "create_operation_note",
-            arguments: { operation_id: operations[i % operations.length], content: marker },
-          }
-        : { name: "create_custom_dashboard", arguments: { name: marker } };
+    const kind = kinds[i % kinds.length];
+    kindOf.set(marker, kind);
+    const draftCall = kind.draft(marker, i);
     let draft;
     for (let attempt = 0; attempt < 30 && !draft; attempt++) {
       const reply = await client.callTool(draftCall);
@@ -144,17 +152,28 @@ export async function runChaos({
   clearInterval(expiries);
   control.clearFaults();
 
-  // Count what the sandbox holds for this run's markers.
-  const counts = new Map();
-  for (const note of control.state.data.notes)
-    if (note.content.startsWith(run)) counts.set(note.content, (counts.get(note.content) ?? 0) + 1);
-  for (const dashboard of control.state.data.dashboards)
-    if (dashboard.name.startsWith(run))
-      counts.set(dashboard.name, (counts.get(dashboard.name) ?? 0) + 1);
-  report.records = [...counts.values()].reduce((a, b) => a + b, 0);
-  report.duplicates = [...counts.values()].filter((n) => n > 1).length;
-  report.lost_confirmed_writes = confirmedMarkers.filter((m) => !counts.has(m)).length;
+  // Count what the sandbox holds for this run's markers, by kind of write.
+  const counts = new Map(); // marker -> records carrying it
+  for (const kind of kinds)
+    for (const marker of kind.markersIn(control.state.data))
+      if (marker.startsWith(run)) counts.set(marker, (counts.get(marker) ?? 0) + 1);
   const log = control.requests();
+  // Totals over every write, then the same figures for each class, long-tail writes apart.
+  const all = tally(counts, confirmedMarkers, kindOf, () => true);
+  report.records = all.records;
+  report.duplicates = all.duplicates;
+  report.lost_confirmed_writes = all.lost_confirmed_writes;
+  const curated = kinds.filter((k) => !k.longTail).map((k) => k.id);
+  const longTail = kinds.filter((k) => k.longTail).map((k) => k.id);
+  report.curated = {
+    operations: curated,
+    ...tally(counts, confirmedMarkers, kindOf, (kind) => !kind.longTail),
+  };
+  report.long_tail = {
+    operations: longTail,
+    ...tally(counts, confirmedMarkers, kindOf, (kind) => kind.longTail),
+    ...deliveries(log, new Set(longTail), kindOf),
+  };
   report.token_exchanges = control.stats().tokenExchanges;
   report.client_retries = api.retries;
   report.upstream_requests = control.stats().requests;
@@ -173,4 +192,101 @@ export async function runChaos({
   await sandbox.close();
   rmSync(journalDir, { recursive: true, force: true });
   return report;
+}
+
+/**
+ * The writes the run drafts in turn: two with curated tools, two through the long tail. Each
+ * names its records by the run's marker (a note's content, a dashboard's name, a task's or a
+ * manual event's title), so a write applied twice shows as two records. The calendar's API
+ * dedupes on client_request_id by itself: the request log check below is what would catch a
+ * draft that changed it between deliveries.
+ */
+function writeKinds(operations, today) {
+  const on = (i) => operations[i % operations.length];
+  return [
+    {
+      id: "operation_note_create",
+      draft: (marker, i) => ({
+        name: "create_operation_note",
+        arguments: { operation_id: on(i), content: marker },
+      }),
+      markersIn: (data) => data.notes.map((n) => n.content),
+    },
+    {
+      id: "custom_dashboard_create",
+      draft: (marker) => ({ name: "create_custom_dashboard", arguments: { name: marker } }),
+      markersIn: (data) => data.dashboards.map((d) => d.name),
+    },
+    {
+      id: "task_create",
+      longTail: true,
+      draft: (marker, i) => ({
+        name: "draft_api_write",
+        arguments: {
+          operation: "task_create",
+          path: { operation_id: on(i) },
+          body: { title: marker },
+        },
+      }),
+      markersIn: (data) => data.tasks.map((t) => t.title),
+    },
+    {
+      id: "calendar_event_create",
+      longTail: true,
+      draft: (marker) => ({
+        name: "draft_api_write",
+        arguments: {
+          operation: "calendar_event_create",
+          body: { title: marker, event_date: today, event_type: "custom" },
+        },
+      }),
+      markersIn: (data) => data.calendarEvents.map((e) => e.title),
+    },
+  ];
+}
+
+/** Requested and confirmed writes, records, duplicates and losses of the kinds picked. */
+function tally(counts, confirmedMarkers, kindOf, pick) {
+  const picked = (marker) => pick(kindOf.get(marker));
+  const confirmed = confirmedMarkers.filter(picked);
+  // Records count whether or not their write was confirmed: an unconfirmed one applied is news.
+  const records = [...counts].filter(([marker]) => picked(marker));
+  return {
+    requested: [...kindOf.keys()].filter(picked).length,
+    confirmed: confirmed.length,
+    records: records.reduce((sum, [, n]) => sum + n, 0),
+    duplicates: records.filter(([, n]) => n > 1).length,
+    lost_confirmed_writes: confirmed.filter((m) => !counts.has(m)).length,
+  };
+}
+
+/**
+ * What the request log shows of the long-tail writes: every request that reached their
+ * routes (faults and drops included), and the intents sent under more than one
+ * Idempotency-Key or, for a manual event, more than one client_request_id. Both must be 0:
+ * one intent, one key, however many deliveries.
+ */
+function deliveries(log, routes, kindOf) {
+  const keys = new Map(); // marker -> Idempotency-Keys seen
+  const requestIds = new Map(); // marker -> client_request_ids seen
+  let requests = 0;
+  for (const entry of log) {
+    if (!routes.has(entry.routeId) || !kindOf.has(entry.body?.title)) continue;
+    const marker = entry.body.title;
+    requests++;
+    add(keys, marker, entry.headers["idempotency-key"]);
+    if (entry.body.client_request_id !== undefined)
+      add(requestIds, marker, entry.body.client_request_id);
+  }
+  const several = (seen) => [...seen.values()].filter((values) => values.size > 1).length;
+  return {
+    requests_sent: requests,
+    sent_under_several_idempotency_keys: several(keys),
+    sent_under_several_client_request_ids: several(requestIds),
+  };
+}
+
+function add(map, key, value) {
+  if (!map.has(key)) map.set(key, new Set());
+  map.get(key).add(value);
 }

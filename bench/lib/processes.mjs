@@ -49,6 +49,28 @@ export function freePort() {
   });
 }
 
+/** What a command prints on stdout, once it has exited with 0 (registered while it runs). */
+export function output(command, args, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawnChild(command, args, {
+      env: { ...cleanEnv(), ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const out = [];
+    let err = "";
+    child.stdout.on("data", (chunk) => out.push(chunk));
+    child.stderr.on("data", (chunk) => {
+      err += chunk;
+    });
+    child.on("error", reject);
+    // "close", not "exit": stdout may still hold the end of the output when the process exits.
+    child.on("close", (code, signal) => {
+      if (code === 0) resolve(Buffer.concat(out).toString("utf8"));
+      else reject(new Error(`${command} ${args.join(" ")} exited (${code ?? signal}): ${err}`));
+    });
+  });
+}
+
 /** Milliseconds from spawn to the `initialize` answer over stdio. */
 export function timeToInitialize(command, args, env) {
   return new Promise((resolve, reject) => {
