@@ -136,6 +136,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     logger,
     exportDir: config.server.exportDir,
     writes,
+    allowSensitive: new Set(config.writes.allowSensitive),
   };
 
   if (options.transport === "stdio") {
