@@ -26,7 +26,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ["mcp", /^src\/mcp\//],
   ["server", /^src\/server\.ts$/],
   ["transport", /^src\/transport\//],
-  ["app", /^src\/(app|doctor)\.ts$/],
+  ["app", /^src\/(app|doctor|doctor-offer)\.ts$/],
   ["cli", /^src\/cli\.ts$/],
 ];
 const SANDBOX_MAY_USE = /^src\/(sandbox\/|log\.ts|cli-args\.ts|field-errors\.ts|closest\.ts)/;
