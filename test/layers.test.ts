@@ -22,7 +22,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ["toolkit", /^src\/toolkit\//],
   ["domains", /^src\/domains\//],
   ["longtail", /^src\/longtail\//],
-  ["inventory", /^src\/inventory\/index\.ts$/],
+  ["inventory", /^src\/inventory\/(index|allowlist)\.ts$/],
   ["mcp", /^src\/mcp\//],
   ["server", /^src\/server\.ts$/],
   ["transport", /^src\/transport\//],
