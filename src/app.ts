@@ -9,7 +9,7 @@ import type { Contract } from "./api/contract/types.js";
 import { Directory } from "./api/directory.js";
 import { resolveRoutes } from "./api/routes.js";
 import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
-import { draftToolNames, toolNames } from "./inventory/index.js";
+import { allowlistTerms } from "./inventory/allowlist.js";
 import { createLogger, SecretRedactor } from "./log.js";
 import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
@@ -136,6 +136,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     logger,
     exportDir: config.server.exportDir,
     writes,
+    allowSensitive: new Set(config.writes.allowSensitive),
   };
 
   if (options.transport === "stdio") {
@@ -171,7 +172,13 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
   }
   const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
   const clients = config.server.clientsFile
-    ? ClientRegistry.fromFile(config.server.clientsFile, toolNames(), draftToolNames())
+    ? ClientRegistry.fromFile(
+        config.server.clientsFile,
+        allowlistTerms(api.routes, {
+          readOnly: config.writes.readOnly,
+          allowSensitive: deps.allowSensitive ?? new Set(),
+        }),
+      )
     : ClientRegistry.single(token, config.api.delegatedUser);
   for (const warning of clients.warnings) logger.warn(warning);
   const readiness = new Readiness(api);

@@ -96,14 +96,16 @@ async function main(argv: string[]): Promise<void> {
 
   if (command === "doctor") {
     const { exitCode, formatTable, runDoctor } = await import("./doctor.js");
+    const { deploymentOffer, formatOffer } = await import("./doctor-offer.js");
     const prepared = await prepare(
       { sandbox, sources },
       process.env.PORTFOLIO_LOG_LEVEL ?? "error",
     );
     try {
       const rows = await runDoctor(prepared.config, prepared.api);
+      const offer = deploymentOffer(prepared.config, prepared.api.routes);
       process.stdout.write(
-        `portfolio-mcp doctor${sandbox ? " (embedded sandbox)" : ""}\n\n${formatTable(rows)}\n`,
+        `portfolio-mcp doctor${sandbox ? " (embedded sandbox)" : ""}\n\n${formatTable(rows)}\n\n${formatOffer(offer, prepared.contract, prepared.config)}\n`,
       );
       process.exitCode = exitCode(rows);
     } finally {

@@ -157,6 +157,13 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
 }
 
 async function runProbe(api: ApiClient, probe: Probe): Promise<CheckRow> {
+  // The key's contract is what the key may call: an operation it leaves out is refused.
+  if (!api.routes.has(probe.operation))
+    return {
+      check: probe.check,
+      status: "refused",
+      detail: `the key's contract does not list ${probe.operation} (nothing was sent)`,
+    };
   try {
     await api.call(probe.operation, probe.input as never, { unchecked: probe.write?.unchecked });
     if (probe.write) {

@@ -37,6 +37,10 @@ const runAsync = (args: string[], env: Record<string, string>) =>
     }),
   );
 
+/** What doctor prints after its checks: the offer, family by family. */
+const offerSection = (stdout: string) =>
+  stdout.slice(stdout.indexOf("Operations offered over stdio")).trimEnd();
+
 let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox();
@@ -130,6 +134,110 @@ describe("portfolio-mcp doctor", () => {
     expect(result.stdout).toMatch(/token exchange\s+ok/);
     expect(result.stdout).toMatch(/delegated user\s+ok\s+acts for Camille Martin/);
     expect(result.stdout).toContain("nothing written");
+  });
+
+  it("with --sandbox, shows each family of the sandbox's contract offered or hidden, and why", () => {
+    const result = run(["doctor", "--sandbox"]);
+    expect(result.status, result.stderr).toBe(0);
+    const section = offerSection(result.stdout);
+    expect(section).toContain("from the embedded sandbox's export: 157 operations");
+    expect(section).toMatch(/^calendar\s+6\s+1\s+a deletion: calendar_event_delete$/m);
+    expect(section).toMatch(/^deals\s+7\s+0$/m);
+    expect(section).toMatch(
+      /^delegated\s+18\s+3\s+a deletion: saved_view_delete, custom_dashboard_delete\n\s+an RGPD erasure, which cannot be undone: rgpd_erasure_request$/m,
+    );
+    expect(section).toMatch(/^users\s+2\s+6\s+user administration: user_invite, user_update,/m);
+    expect(section).toMatch(/^total\s+134\s+23$/m);
+    expect(section).toContain(
+      "Sensitive operations are offered when PORTFOLIO_ALLOW_SENSITIVE lists their family or their id,",
+    );
+    expect(section).not.toContain("no contract");
+    for (const line of section.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+  });
+
+  it("with PORTFOLIO_ALLOW_SENSITIVE, offers what it lists, names a typo, and keeps exit 0", () => {
+    const result = run(["doctor", "--sandbox"], {
+      PORTFOLIO_ALLOW_SENSITIVE: "calendar, task_delete,user_sync",
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const section = offerSection(result.stdout);
+    expect(section).toMatch(/^calendar\s+7\s+0$/m);
+    expect(section).toMatch(/^tasks\s+9\s+0$/m);
+    expect(section).toMatch(/^total\s+136\s+21$/m);
+    expect(section).toContain(
+      "PORTFOLIO_ALLOW_SENSITIVE lists user_sync, which is neither a family nor an operation of the\ncontract; did you mean spv_sync?",
+    );
+  });
+
+  it("read-only and without a delegated user, counts what each rule hides", async () => {
+    const contract = join(mkdtempSync(join(tmpdir(), "doctor-contract-")), "contract.json");
+    writeFileSync(contract, run(["sandbox", "contract", "--key", DEMO_KEYS.full.keyId]).stdout);
+    const result = await runAsync(["doctor"], {
+      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+      PORTFOLIO_API_KEY_ID: DEMO_KEYS.full.keyId,
+      PORTFOLIO_API_SECRET: DEMO_KEYS.full.secret,
+      PORTFOLIO_CONTRACT_FILE: contract,
+      PORTFOLIO_READ_ONLY: "true",
+    });
+    expect(result.status, result.stdout).toBe(0);
+    const section = offerSection(result.stdout);
+    expect(section).toContain(`from PORTFOLIO_CONTRACT_FILE (${contract}): 157 operations`);
+    expect(section).toMatch(/^deals\s+3\s+4\s+4 writes, and this server is read-only$/m);
+    expect(section).toMatch(
+      /^delegated\s+0\s+21\s+10 act as a user, and none is configured\n\s+11 writes, and this server is read-only$/m,
+    );
+    expect(section).toContain("Writes are offered once PORTFOLIO_READ_ONLY is removed");
+    expect(section).toContain(
+      "Operations that act as a user (/users/me*) are offered once PORTFOLIO_DELEGATED_USER_EMAIL or\nPORTFOLIO_DELEGATED_USER_ID names one.",
+    );
+    expect(section).not.toContain("Sensitive operations");
+  });
+
+  it("without a contract, says only the curated operations are reachable and how to offer the rest", async () => {
+    const result = await runAsync(["doctor"], {
+      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+      PORTFOLIO_API_KEY_ID: DEMO_KEYS.full.keyId,
+      PORTFOLIO_API_SECRET: DEMO_KEYS.full.secret,
+      PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
+    });
+    expect(result.status, result.stdout).toBe(0);
+    const section = offerSection(result.stdout);
+    expect(section).toContain("no contract: the 36 curated operations");
+    expect(section).toMatch(/^operations\s+4\s+0$/m);
+    expect(section).toMatch(/^total\s+36\s+0$/m);
+    expect(section.replace(/\s+/g, " ")).toContain(
+      "Only these 36 curated operations are reachable, each through its own tool. To offer the rest of what the API key may call (through find_api_operations, call_api_read and draft_api_write), set PORTFOLIO_CONTRACT_FILE to the key's contract export, which the API's administrator provides. With the sandbox: npx portfolio-mcp sandbox contract --key sandboxdemo > contract.json",
+    );
+    for (const line of section.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+  });
+
+  it("with a contract that leaves families out, refuses their probes without sending them", async () => {
+    const contract = join(mkdtempSync(join(tmpdir(), "doctor-contract-")), "contract.json");
+    writeFileSync(contract, run(["sandbox", "contract", "--key", DEMO_KEYS.limited.keyId]).stdout);
+    const mark = sandbox.control.mark();
+    const result = await runAsync(["doctor"], {
+      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+      PORTFOLIO_API_KEY_ID: DEMO_KEYS.limited.keyId,
+      PORTFOLIO_API_SECRET: DEMO_KEYS.limited.secret,
+      PORTFOLIO_CONTRACT_FILE: contract,
+    });
+    expect(result.status).toBe(2);
+    expect(result.stdout).toMatch(/read operations\s+ok/);
+    expect(result.stdout).toMatch(
+      /read deals\s+refused\s+the key's contract does not list deals_list \(nothing was sent\)/,
+    );
+    expect(result.stdout).toMatch(
+      /write operation notes\s+refused\s+the key's contract does not list operation_note_create/,
+    );
+    expect(
+      sandbox.control
+        .requests({ since: mark })
+        .map((r) => r.routeId)
+        .filter((id) => id !== "auth_token"),
+    ).toEqual(["operations_list", "calendar_list"]);
+    const section = offerSection(result.stdout);
+    expect(section).toMatch(/^calendar\s+1\s+0$/m);
+    expect(section).toMatch(/^total\s+2\s+0$/m);
   });
 
   it("with PORTFOLIO_SANDBOX=true, does the same", () => {

@@ -22,11 +22,11 @@ const LAYERS: Array<[string, RegExp]> = [
   ["toolkit", /^src\/toolkit\//],
   ["domains", /^src\/domains\//],
   ["longtail", /^src\/longtail\//],
-  ["inventory", /^src\/inventory\/index\.ts$/],
+  ["inventory", /^src\/inventory\/(index|allowlist)\.ts$/],
   ["mcp", /^src\/mcp\//],
   ["server", /^src\/server\.ts$/],
   ["transport", /^src\/transport\//],
-  ["app", /^src\/(app|doctor)\.ts$/],
+  ["app", /^src\/(app|doctor|doctor-offer)\.ts$/],
   ["cli", /^src\/cli\.ts$/],
 ];
 const SANDBOX_MAY_USE = /^src\/(sandbox\/|log\.ts|cli-args\.ts|field-errors\.ts|closest\.ts)/;

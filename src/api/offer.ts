@@ -31,10 +31,24 @@ export function sensitivity(op: Operation): string | null {
   return null;
 }
 
+/** Which rule hides an operation: doctor groups by it and says what would change it. */
+export type HidingRule = "read-only" | "delegated user" | "sensitive" | "allowlist";
+
+/** Why the rules hide one operation. */
+export interface Exclusion {
+  rule: HidingRule;
+  /** Shared by every operation hidden the same way ("a deletion"), without the operation. */
+  reason: string;
+  /** One sentence for this operation: what hides it and what would offer it. */
+  sentence: string;
+}
+
 export class Offer {
   readonly offered: ReadonlyMap<string, Operation>;
   /** Operations the rules hide, each with one sentence saying why and what would change it. */
   readonly hidden: ReadonlyMap<string, string>;
+  /** The same operations, with the rule and the reason they share with others hidden alike. */
+  readonly exclusions: ReadonlyMap<string, Exclusion>;
   /** Whether the routes come from a contract: the long tail exists only then. */
   readonly fromContract: boolean;
 
@@ -43,30 +57,48 @@ export class Offer {
     readonly rules: ExposureRules,
   ) {
     const offered = new Map<string, Operation>();
-    const hidden = new Map<string, string>();
+    const exclusions = new Map<string, Exclusion>();
     for (const op of routes.values()) {
-      const why =
-        this.ruleOut(op) ?? (this.allowlisted(op) ? null : "outside this client's allowlist");
-      if (why) hidden.set(op.id, why);
+      const why = this.exclusion(op) ?? (this.allowlisted(op) ? null : OUTSIDE_ALLOWLIST);
+      if (why) exclusions.set(op.id, why);
       else offered.set(op.id, op);
     }
     this.offered = offered;
-    this.hidden = hidden;
+    this.exclusions = exclusions;
+    this.hidden = new Map([...exclusions].map(([id, why]) => [id, why.sentence]));
     this.fromContract = [...routes.values()].some((op) => op.contract !== null);
   }
 
   /** Why the deployment's rules hide an operation from this caller, whatever the allowlist. */
   ruleOut(op: Operation): string | null {
-    if (op.kind === "write" && this.rules.readOnly) return "a write, and this server is read-only";
+    return this.exclusion(op)?.sentence ?? null;
+  }
+
+  private exclusion(op: Operation): Exclusion | null {
+    if (op.kind === "write" && this.rules.readOnly)
+      return {
+        rule: "read-only",
+        reason: "writes, and this server is read-only",
+        sentence: "a write, and this server is read-only",
+      };
     if (op.capability && !this.rules.delegatedUser)
-      return "it acts as a user, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or _ID)";
+      return {
+        rule: "delegated user",
+        reason: "act as a user, and none is configured",
+        sentence:
+          "it acts as a user, and none is configured (PORTFOLIO_DELEGATED_USER_EMAIL or _ID)",
+      };
     const sensitive = sensitivity(op);
     if (
       sensitive &&
       !this.rules.allowSensitive.has(op.id) &&
       !this.rules.allowSensitive.has(op.family)
     )
-      return `${sensitive}: offered only when PORTFOLIO_ALLOW_SENSITIVE lists ${op.id} or ${op.family}`;
+      return {
+        rule: "sensitive",
+        reason: sensitive,
+        sentence: `${sensitive}: offered only when PORTFOLIO_ALLOW_SENSITIVE lists ${op.id} or ${op.family}`,
+      };
     return null;
   }
 
@@ -85,6 +117,12 @@ export class Offer {
     return this.offered.has(id);
   }
 }
+
+const OUTSIDE_ALLOWLIST: Exclusion = {
+  rule: "allowlist",
+  reason: "outside this client's allowlist",
+  sentence: "outside this client's allowlist",
+};
 
 const offers = new WeakMap<ReadonlyMap<string, Operation>, Map<string, Offer>>();
 

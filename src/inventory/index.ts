@@ -92,26 +92,43 @@ export interface Selection extends Inventory {
 const selections = new WeakMap<Offer, Selection>();
 
 /**
+ * The operations an allowlist must name for a tool it does not name: all it calls, except that
+ * a draft tool's reads only look its target up to name it in the preview, so its writes suffice.
+ */
+function governing(t: ToolDefinition): readonly string[] {
+  return t.kind === "draft" && t.writes !== "offered" ? t.writes : t.operations;
+}
+
+/**
  * The inventory filtered as one set (DESIGN: one inventory), from what the caller is offered of
  * the API: a tool only when every operation it calls is offered (the key's contract, read-only
  * mode, a delegated user, the sensitive list) and the client's allowlist names it or all its
- * operations; the generic tools when a contract leaves them something to reach; the
- * confirmation tools when something can be drafted; resources only when the tool they read
- * through is offered; prompts only when every tool they rely on is.
+ * operations (for a draft tool, the writes it drafts); the generic tools when a contract leaves
+ * them something to reach that no offered curated tool does; the confirmation tools when
+ * something can be drafted; resources only when the tool they read through is offered; prompts
+ * only when every tool they rely on is.
  */
 export function select(offer: Offer, from: Inventory = INVENTORY): Selection {
   const cached = from === INVENTORY ? selections.get(offer) : undefined;
   if (cached) return cached;
   const list = offer.rules.allowlist;
   const named = (t: ToolDefinition) => list === null || list.has(t.name);
-  const reachable = (kind: "read" | "write") =>
-    offer.fromContract && [...offer.offered.values()].some((op) => op.kind === kind);
   const curated = (t: ToolDefinition) =>
     (!offer.rules.readOnly || t.annotations.readOnlyHint) &&
     t.operations.every(
       (id) => offer.routes.has(id) && offer.ruleOut(offer.routes.get(id)!) === null,
     ) &&
-    (named(t) || t.operations.every((id) => offer.allowlisted(offer.routes.get(id)!)));
+    (named(t) || governing(t).every((id) => offer.allowlisted(offer.routes.get(id)!)));
+  // The generic tools are worth their place in the listing only for what no offered curated
+  // tool already does (an allowlist of a few operations often leaves them nothing).
+  const covered = new Set(
+    from.tools
+      .filter((t) => !t.reach && t.family !== "confirmation" && curated(t))
+      .flatMap(governing),
+  );
+  const reachable = (kind: "read" | "write") =>
+    offer.fromContract &&
+    [...offer.offered.values()].some((op) => op.kind === kind && !covered.has(op.id));
   const drafts = from.tools.filter(
     (t) => (t.kind === "draft" && curated(t)) || (t.reach === "write" && reachable("write")),
   );
@@ -157,9 +174,3 @@ export function whyNotOffered(name: string, selection: Selection): string | null
   if (tool.reach) return "the API key's contract offers nothing it could reach";
   return "it is outside this client's allowlist";
 }
-
-/** Every tool name, for validating allowlists. */
-export const toolNames = (): string[] => INVENTORY.tools.map((t) => t.name);
-/** The tools that draft a write. */
-export const draftToolNames = (): string[] =>
-  INVENTORY.tools.filter((t) => t.kind === "draft").map((t) => t.name);

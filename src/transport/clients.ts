@@ -12,7 +12,7 @@ export interface Principal {
   id: string;
   delegatedUser: DelegatedUser | null;
   readOnly: boolean;
-  /** Tools this client may see and call; null for all. */
+  /** Its allowlist: tool names, operation ids and families it may use; null for all. */
   tools: ReadonlySet<string> | null;
 }
 
@@ -41,9 +41,19 @@ const clientsFile = z.strictObject({
 export const sha256Hex = (token: string) => createHash("sha256").update(token).digest("hex");
 
 const EXPECTED_SHAPE =
-  'expected { "clients": [ { "name": "…", "token_sha256": "<64 hex>", "delegated_user": { "email": "…" } or { "id": "…" }, "read_only": false, "tools": ["…"] } ] } (read_only and tools optional)';
-/** Tools that draft a write, and those that settle one in the two-step flow. */
-const SETTLES = ["confirm_write", "cancel_write"];
+  'expected { "clients": [ { "name": "…", "token_sha256": "<64 hex>", "delegated_user": { "email": "…" } or { "id": "…" }, "read_only": false, "tools": ["<tool, operation id or family>"] } ] } (read_only and tools optional)';
+/** What the entries of an allowlist may name, and what drafting under one needs. */
+export interface AllowlistTerms {
+  /** Tool names, operation ids and families. */
+  names: ReadonlySet<string>;
+  /** Where the operation ids and families come from, for the refusal of an unknown entry. */
+  source: string;
+  /** What the client could draft with no tool to confirm or cancel it; null when nothing. */
+  unsettled(
+    allowlist: ReadonlySet<string>,
+    readOnly: boolean,
+  ): { drafts: string[]; missing: string[] } | null;
+}
 
 /**
  * The bearer tokens HTTP clients present, stored as SHA-256 only. A presented token is hashed
@@ -68,11 +78,7 @@ export class ClientRegistry {
   }
 
   /** PORTFOLIO_MCP_CLIENTS_FILE; a wrong file is a startup error naming the entry and rule. */
-  static fromFile(
-    path: string,
-    knownTools: readonly string[],
-    writeTools: readonly string[] = [],
-  ): ClientRegistry {
+  static fromFile(path: string, terms: AllowlistTerms): ClientRegistry {
     const fail = (why: string) => new ConfigError(`PORTFOLIO_MCP_CLIENTS_FILE (${path}): ${why}`);
     let raw: unknown;
     try {
@@ -97,19 +103,21 @@ export class ClientRegistry {
         throw fail(`client ${client.name} reuses another client's token`);
       names.add(client.name);
       hashes.add(client.token_sha256);
-      const unknown = client.tools?.filter((t) => !knownTools.includes(t)) ?? [];
+      const allowlist = client.tools ? new Set(client.tools) : null;
+      const unknown = client.tools?.filter((entry) => !terms.names.has(entry)) ?? [];
       if (unknown.length > 0) {
-        const hints = unknown.map((t) => {
-          const near = closest(t, knownTools);
-          return near ? `${t} (did you mean ${near}?)` : t;
+        const hints = unknown.map((entry) => {
+          const near = closest(entry, terms.names);
+          return near ? `${entry} (did you mean ${near}?)` : entry;
         });
-        throw fail(`client ${client.name} lists unknown tools: ${hints.join(", ")}`);
+        throw fail(
+          `client ${client.name} lists unknown entries in tools: ${hints.join(", ")}; an entry is a tool name, or an operation id or a family of ${terms.source}`,
+        );
       }
-      const drafts = client.tools?.filter((t) => writeTools.includes(t)) ?? [];
-      const settles = SETTLES.filter((t) => client.tools?.includes(t));
-      if (!client.read_only && drafts.length > 0 && settles.length < SETTLES.length) {
+      const unsettled = allowlist && terms.unsettled(allowlist, client.read_only ?? false);
+      if (unsettled) {
         warnings.push(
-          `PORTFOLIO_MCP_CLIENTS_FILE: client ${client.name} may draft writes (${drafts.join(", ")}) but its tools lack ${SETTLES.filter((t) => !settles.includes(t)).join(" and ")}: with a client that cannot show a confirmation form, its drafts can be neither confirmed nor cancelled`,
+          `PORTFOLIO_MCP_CLIENTS_FILE: client ${client.name} may draft writes (${unsettled.drafts.join("; ")}) but its tools lack ${unsettled.missing.join(" and ")}: with a client that cannot show a confirmation form, its drafts can be neither confirmed nor cancelled`,
         );
       }
       return {
@@ -118,7 +126,7 @@ export class ClientRegistry {
           id: client.name,
           delegatedUser: client.delegated_user,
           readOnly: client.read_only ?? false,
-          tools: client.tools ? new Set(client.tools) : null,
+          tools: allowlist,
         },
       };
     });

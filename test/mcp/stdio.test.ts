@@ -91,6 +91,37 @@ describe("stdio with --sandbox", () => {
   });
 });
 
+describe("stdio with PORTFOLIO_ALLOW_SENSITIVE", () => {
+  it("offers the sensitive operations it lists, and only those", async () => {
+    const { client } = await connectStdio(["--sandbox"], { PORTFOLIO_ALLOW_SENSITIVE: "calendar" });
+    const call = async (name: string, args: object) =>
+      (await client.callTool({ name, arguments: args as Record<string, unknown> })) as any;
+    try {
+      const events = await call("list_calendar_events", { limit: 1 });
+      const draft = await call("draft_api_write", {
+        operation: "calendar_event_delete",
+        path: { event_id: events.structuredContent.items[0].id },
+      });
+      expect(draft.isError, draft.content[0].text).toBeFalsy();
+      expect(draft.structuredContent.status).toBe("awaiting_confirmation");
+      const cancelled = await call("cancel_write", {
+        confirmation_id: draft.structuredContent.confirmation_id,
+      });
+      expect(cancelled.structuredContent.status).toBe("cancelled");
+      const unlisted = await call("draft_api_write", {
+        operation: "task_delete",
+        path: { task_id: "00000000-0000-0000-0000-000000000000" },
+      });
+      expect(unlisted.isError).toBe(true);
+      expect(unlisted.content[0].text).toBe(
+        "task_delete is not offered here: a deletion: offered only when PORTFOLIO_ALLOW_SENSITIVE lists task_delete or tasks (nothing was drafted).",
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("stdio against a configured API", () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
