@@ -7,6 +7,7 @@ import { type ApiClient, connectApi } from "./api/client.js";
 import { normaliseContract, readContractFile } from "./api/contract/load.js";
 import type { Contract } from "./api/contract/types.js";
 import { Directory } from "./api/directory.js";
+import { unknownSensitiveEntries } from "./api/offer-summary.js";
 import { resolveRoutes } from "./api/routes.js";
 import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
@@ -91,6 +92,7 @@ export async function prepare(
     onAttempt: (operation, status) =>
       upstreamCalls({ operation, status: status === null ? "none" : String(status) }),
   });
+  config.warnings.push(...unknownSensitiveEntries(api.routes, config.writes.allowSensitive));
   metrics.counterFrom(
     "portfolio_mcp_token_exchanges_total",
     "Signed token exchanges sent since start.",

@@ -1,12 +1,7 @@
 import type { Operation } from "./api/catalogue.js";
 import type { Contract } from "./api/contract/types.js";
 import { type HidingRule, type Offer, offerFor } from "./api/offer.js";
-import {
-  type FamilySummary,
-  summariseByFamily,
-  unknownSensitiveEntries,
-} from "./api/offer-summary.js";
-import { closest } from "./closest.js";
+import { type FamilySummary, summariseByFamily } from "./api/offer-summary.js";
 import type { Config } from "./config.js";
 
 /** doctor's output stays readable in a 100-column terminal. */
@@ -100,13 +95,6 @@ function notes(
     const example = [first.family, ...(other ? [other.ids[0]] : [])].join(",");
     note(
       `Sensitive operations are offered when PORTFOLIO_ALLOW_SENSITIVE lists their family or their id, comma-separated (for example PORTFOLIO_ALLOW_SENSITIVE=${example}).`,
-    );
-  }
-  const names = new Set([...offer.routes.values()].flatMap((op) => [op.id, op.family]));
-  for (const entry of unknownSensitiveEntries(offer)) {
-    const near = closest(entry, names);
-    note(
-      `PORTFOLIO_ALLOW_SENSITIVE lists ${entry}, which is neither a family nor an operation ${contract ? "of the contract" : "here"}${near ? `; did you mean ${near}?` : "."}`,
     );
   }
   if (!contract)

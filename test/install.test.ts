@@ -49,7 +49,8 @@ afterAll(() => sandbox.close());
 
 describe("the MCP Bundle manifest", () => {
   it("lists exactly the tools and prompts the server registers", async () => {
-    const mcp = await connectInMemory(sandbox, { writes: {} });
+    // As the bundle's sandbox demo runs: with the sandbox's contract, so the long tail too.
+    const mcp = await connectInMemory(sandbox, { writes: {}, contract: true });
     try {
       const tools = (await mcp.client.listTools()).tools.map((t) => t.name).sort();
       expect(manifest.tools.map((t: { name: string }) => t.name).sort()).toEqual(tools);
@@ -85,6 +86,7 @@ describe("the MCP Bundle manifest", () => {
         "api_key_id",
         "api_secret",
         "confirm_mode",
+        "contract_file",
         "delegated_user_email",
         "read_only",
         "sandbox_demo",
@@ -155,18 +157,19 @@ describe("portfolio-mcp doctor", () => {
     for (const line of section.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
   });
 
-  it("with PORTFOLIO_ALLOW_SENSITIVE, offers what it lists, names a typo, and keeps exit 0", () => {
+  it("with PORTFOLIO_ALLOW_SENSITIVE, offers what it lists and fails the configuration on a typo", () => {
     const result = run(["doctor", "--sandbox"], {
       PORTFOLIO_ALLOW_SENSITIVE: "calendar, task_delete,user_sync",
     });
-    expect(result.status, result.stderr).toBe(0);
+    // A typo leaves hidden what the operator meant to offer: a misconfiguration, like the others.
+    expect(result.status, result.stderr).toBe(2);
+    expect(result.stdout).toMatch(
+      /^configuration\s+failed\s+PORTFOLIO_ALLOW_SENSITIVE lists user_sync, which is neither a family nor an operation of the contract; did you mean spv_sync\?$/m,
+    );
     const section = offerSection(result.stdout);
     expect(section).toMatch(/^calendar\s+7\s+0$/m);
     expect(section).toMatch(/^tasks\s+9\s+0$/m);
     expect(section).toMatch(/^total\s+136\s+21$/m);
-    expect(section).toContain(
-      "PORTFOLIO_ALLOW_SENSITIVE lists user_sync, which is neither a family nor an operation of the\ncontract; did you mean spv_sync?",
-    );
   });
 
   it("read-only and without a delegated user, counts what each rule hides", async () => {

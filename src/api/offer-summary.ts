@@ -1,3 +1,5 @@
+import { closest } from "../closest.js";
+import type { Operation } from "./catalogue.js";
 import type { HidingRule, Offer } from "./offer.js";
 
 /** What one family of the route table comes to under an offer. */
@@ -36,11 +38,20 @@ export function summariseByFamily(offer: Offer): FamilySummary[] {
 }
 
 /**
- * PORTFOLIO_ALLOW_SENSITIVE entries that name neither a family nor an operation of the route
- * table: most often a typo, which would leave hidden what the operator meant to offer.
+ * One sentence for each PORTFOLIO_ALLOW_SENSITIVE entry that names neither a family nor an
+ * operation of the route table: most often a typo, which would leave hidden what the operator
+ * meant to offer (said at startup and by `doctor`).
  */
-export function unknownSensitiveEntries(offer: Offer): string[] {
-  const known = new Set<string>();
-  for (const op of offer.routes.values()) known.add(op.id).add(op.family);
-  return [...offer.rules.allowSensitive].filter((entry) => !known.has(entry));
+export function unknownSensitiveEntries(
+  routes: ReadonlyMap<string, Operation>,
+  entries: Iterable<string>,
+): string[] {
+  const names = new Set([...routes.values()].flatMap((op) => [op.id, op.family]));
+  const where = [...routes.values()].some((op) => op.contract) ? "of the contract" : "here";
+  return [...entries]
+    .filter((entry) => !names.has(entry))
+    .map((entry) => {
+      const near = closest(entry, names);
+      return `PORTFOLIO_ALLOW_SENSITIVE lists ${entry}, which is neither a family nor an operation ${where}${near ? `; did you mean ${near}?` : "."}`;
+    });
 }
