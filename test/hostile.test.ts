@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../src/sandbox/index.js";
+import { contractRoutes } from "./helpers/api.js";
 import { connectInMemory } from "./helpers/mcp.js";
 
 /**
@@ -117,5 +118,78 @@ describe("hostile input", () => {
       isError?: boolean;
     };
     expect(after.isError).toBeFalsy();
+  }, 120_000);
+
+  it("through the generic tools, reaches only real routes with arguments the contract allows", async () => {
+    const longTail = await connectInMemory(sandbox, {
+      writes: { mode: "two-step" },
+      contract: true,
+    });
+    const ids = [
+      sandbox.control.state.data.operations[0]!.id,
+      sandbox.control.state.data.alerts[0]!.id,
+      sandbox.control.state.data.documents[0]!.id,
+    ];
+    try {
+      const routes = [...(await contractRoutes(sandbox)).values()];
+      const names = (where: "pathParameters" | "queryParameters") => [
+        ...new Set(routes.flatMap((op) => (op.contract?.[where] ?? []).map((p) => p.name))),
+      ];
+      // Hostile values, and real-looking ones often enough that some calls pass validation.
+      const real = fc.oneof(value, fc.uuid(), fc.constantFrom(...ids));
+      const part = (keys: string[]) =>
+        fc.oneof(
+          fc.constant({}),
+          fc.dictionary(fc.oneof(fc.constantFrom(...keys), fc.string({ maxLength: 12 })), real, {
+            maxKeys: 3,
+          }),
+        );
+      const args = fc.record(
+        {
+          operation: fc.oneof(
+            fc.constantFrom(...routes.map((op) => op.id)),
+            fc.constantFrom(...NASTY),
+          ),
+          path: part(names("pathParameters")),
+          query: part(names("queryParameters")),
+          body: fc.oneof(value, part(["name", "title", "comment", "status", "until"])),
+        },
+        { requiredKeys: ["operation"] },
+      );
+      const mark = sandbox.control.mark();
+      const replies: string[] = [];
+      for (const tool of ["call_api_read", "draft_api_write", "find_api_operations"]) {
+        await fc.assert(
+          fc.asyncProperty(args, async (input) => {
+            const reply = (await longTail.client.callTool({
+              name: tool,
+              arguments: tool === "find_api_operations" ? { query: input.operation } : input,
+            })) as { content: Array<{ text?: string }>; isError?: boolean };
+            const text = reply.content.map((c) => c.text ?? "").join("\n");
+            replies.push(text);
+            if (reply.isError) {
+              expect(text, tool).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/);
+              expect(text.length, tool).toBeLessThan(4_000);
+            }
+          }),
+          { numRuns: 120, seed: Number(process.env.FC_SEED ?? 20261123) },
+        );
+      }
+      // Drafts send nothing; reads and preview lookups hit real routes, never a write, never a
+      // path outside its segment.
+      const sent = sandbox.control
+        .requests({ since: mark })
+        .filter((e) => e.routeId !== "auth_token");
+      expect(sent.length, "some hostile calls were valid enough to be sent").toBeGreaterThan(3);
+      for (const entry of sent) {
+        expect(entry.routeId, entry.path).not.toBeNull();
+        expect(entry.method, `${entry.routeId} was sent by a read or a draft`).not.toBe("DELETE");
+        expect(entry.path).not.toMatch(/\/\.\.?(\/|$)/);
+        expect([413, 415]).not.toContain(entry.status);
+      }
+      expect(replies.join("\n")).not.toContain(sandbox.credentials.secret);
+    } finally {
+      await longTail.close();
+    }
   }, 120_000);
 });
