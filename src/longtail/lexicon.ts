@@ -29,6 +29,7 @@ export const LEXICON: ReadonlyArray<readonly [string, string]> = [
   ["read", "lu, lue, lus, lues, seen"],
   ["unread", "non lu, non lue, non lus, non lues, pas lu, pas lues, nouvelles"],
   ["list", "liste, lister, enumerer"],
+  ["newest", "dernier, derniere, derniers, dernieres, latest, most recent, plus recent, recent"],
   ["all", "everything, tout, tous, toutes, ensemble"],
   ["count", "count, compter, nombre de, number of"],
   ["create", "creer, nouveau, nouvelle, new, ajouter, add, setup"],
@@ -181,10 +182,9 @@ export const LEXICON: ReadonlyArray<readonly [string, string]> = [
     "remboursement, rembourser, paiement, payment, versement, encaissement, virement, repaid, paid",
   ],
   ["pending", "en attente, a confirmer, non confirme"],
-  [
-    "report reporting",
-    "rapport, reporting, trimestriel, quarterly, annuel, annual, mensuel, monthly",
-  ],
+  ["report reporting", "rapport, reporting"],
+  // A quarterly or annual report is a document the operator delivers (category reporting).
+  ["reporting document", "trimestriel, quarterly, annuel, annual, mensuel, monthly"],
   ["template", "modele, gabarit, trame, maquette"],
   ["inrev", "inrev"],
   [
