@@ -108,9 +108,9 @@ describe("OperationIndex", () => {
       "télécharge le dernier rapport trimestriel",
       "download the latest quarterly report",
     ]) {
-      const ids = index.search(query).map((hit) => hit.id);
+      const ids = index.search(query, { limit: 5 }).map((hit) => hit.id);
       expect(ids[0], query).toBe("document_download");
-      expect(ids.slice(0, 3), query).toContain("documents_list");
+      expect(ids, `${query}: what gives the id, among the five shown`).toContain("documents_list");
     }
   });
 
