@@ -104,14 +104,10 @@ describe("OperationIndex", () => {
 
   it("takes a quarterly report to download for a document, not a reporting template", () => {
     // Seen in a session after the rounds above: kept as a regression case, outside the figures.
-    for (const query of [
-      "télécharge le dernier rapport trimestriel",
-      "download the latest quarterly report",
-    ]) {
-      const ids = index.search(query, { limit: 5 }).map((hit) => hit.id);
-      expect(ids[0], query).toBe("document_download");
-      expect(ids, `${query}: what gives the id, among the five shown`).toContain("documents_list");
-    }
+    const french = index.search("télécharge le dernier rapport trimestriel").map((hit) => hit.id);
+    expect(french.slice(0, 2)).toEqual(["document_download", "documents_list"]);
+    const english = index.search("download the latest quarterly report").map((hit) => hit.id);
+    expect(english[0]).toBe("document_download");
   });
 
   it("ranks an id typed with a slip first", () => {
