@@ -2,6 +2,7 @@ import { z } from "zod";
 import { WRITE_OPERATIONS } from "../api/catalogue.js";
 import { UserFacingError } from "../errors.js";
 import { type Domain, defineTool, type ToolContext } from "../inventory/types.js";
+import { settled } from "../toolkit/refusals.js";
 import { outcomeOf, outcomeSchema } from "../writes/outcome.js";
 
 const confirmationId = z
@@ -41,7 +42,10 @@ export const confirmation: Domain = {
         const writes = gate(ctx);
         return {
           structured: outcomeOf(
-            await writes.gate.confirm(confirmation_id, writes.caller, ctx.session.delegatedUser),
+            settled(
+              ctx.session,
+              await writes.gate.confirm(confirmation_id, writes.caller, ctx.session.delegatedUser),
+            ),
           ),
         };
       },

@@ -14,11 +14,11 @@ import {
   type ToolContext,
   type ToolDraft,
 } from "../inventory/types.js";
+import { refusalsOf, rememberRefusal } from "../toolkit/refusals.js";
 import { firstWords } from "../writes/display.js";
 import { outcomeSchema } from "../writes/outcome.js";
 import { type InputSignature, REQUEST_ID, searchableOf, signatureOf } from "./describe.js";
 import { longTailPreview } from "./preview.js";
-import { refusalsOf, rememberRefusal } from "./refusals.js";
 import { OperationIndex } from "./search.js";
 import { type ReadAnswer, shapeAnswer } from "./shape.js";
 

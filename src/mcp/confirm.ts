@@ -13,6 +13,7 @@ import {
 import type { ConfirmMode } from "../config.js";
 import { UserFacingError } from "../errors.js";
 import type { DraftTool, ToolContext } from "../inventory/types.js";
+import { settled } from "../toolkit/refusals.js";
 import { describeUser, type WriteGate } from "../writes/gate.js";
 import { type Caller, canonicalDigest, type Intent } from "../writes/intent.js";
 import { type Outcome, outcomeOf } from "../writes/outcome.js";
@@ -171,7 +172,12 @@ async function answered(
   if (reply.kind === "missing") return ask(intent, sealed); // the specification: ask again
   const yes =
     reply.kind === "elicit" && reply.action === "accept" && reply.content?.confirm === true;
-  if (yes) return outcome(outcomeOf(await deps.gate.confirm(intent.confirmationId, caller, user)));
+  if (yes)
+    return outcome(
+      outcomeOf(
+        settled(context.session, await deps.gate.confirm(intent.confirmationId, caller, user)),
+      ),
+    );
   const declined = reply.kind === "elicit" && reply.action === "decline";
   return outcome(await cancelled(intent, caller, context, deps, declined));
 }
@@ -216,7 +222,9 @@ async function askInCall(
     answer = "cancel";
   }
   if (answer === "accept")
-    return outcomeOf(await deps.gate.confirm(intent.confirmationId, caller, user));
+    return outcomeOf(
+      settled(context.session, await deps.gate.confirm(intent.confirmationId, caller, user)),
+    );
   return cancelled(intent, caller, context, deps, answer === "decline");
 }
 

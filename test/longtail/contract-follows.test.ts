@@ -164,11 +164,12 @@ describe("a key changed since its export", () => {
   });
   afterAll(() => sandbox.close());
 
-  it("turns the API's refusal into one sentence, and later searches say it was refused", async () => {
+  it("turns the API's refusals into one sentence, and later searches say they were refused", async () => {
     // The full key's export, but the API now lets this key call two routes only.
     const mcp = await connectInMemory(sandbox, {
       contract: true,
       settings: { keyId: DEMO_KEYS.limited.keyId, secret: DEMO_KEYS.limited.secret },
+      writes: { mode: "two-step" },
     });
     try {
       const refused = (await mcp.client.callTool({
@@ -188,6 +189,27 @@ describe("a key changed since its export", () => {
       );
       expect(hit.refused).toBe(sentence);
       expect(text(found)).toContain("refused earlier in this session");
+
+      // A write, refused when it is confirmed: remembered the same way.
+      const eventId = sandbox.control.state.data.calendarEvents[0]!.id;
+      const drafted = (await mcp.client.callTool({
+        name: "draft_api_write",
+        arguments: { operation: "calendar_event_accept", path: { event_id: eventId } },
+      })) as any;
+      const confirmed = (await mcp.client.callTool({
+        name: "confirm_write",
+        arguments: { confirmation_id: drafted.structuredContent.confirmation_id },
+      })) as any;
+      expect(confirmed.isError).toBe(true);
+      expect(text(confirmed)).toContain("Nothing was written.");
+      const again = (await mcp.client.callTool({
+        name: "find_api_operations",
+        arguments: { query: "accept a proposed calendar event" },
+      })) as any;
+      const accept = again.structuredContent.operations.find(
+        (op: any) => op.id === "calendar_event_accept",
+      );
+      expect(accept.refused).toMatch(/^The Partner API refused the write: /);
     } finally {
       await mcp.close();
     }

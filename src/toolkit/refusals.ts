@@ -1,4 +1,5 @@
 import type { SessionContext } from "../inventory/types.js";
+import type { Intent } from "../writes/intent.js";
 
 /**
  * Operations the API itself refused to a caller (an IP restriction, dataroom rights, a key
@@ -28,4 +29,19 @@ export function refusalsOf(session: SessionContext): ReadonlyMap<string, string>
   const entry = memory.get(keyOf(session));
   if (!entry || entry.until < Date.now()) return new Map();
   return entry.refused;
+}
+
+/**
+ * A confirmed write the API refused for a reason only it knew (a route or IP restriction, rights,
+ * a key narrowed since its export): remembered like a refused read, then handed back.
+ */
+export function settled(session: SessionContext, intent: Intent): Intent {
+  const error = intent.error;
+  if (
+    intent.state === "failed" &&
+    error &&
+    (error.code === "forbidden" || error.reasonCode === "route_not_found")
+  )
+    rememberRefusal(session, intent.operation, error.message);
+  return intent;
 }
