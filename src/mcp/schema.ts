@@ -7,7 +7,7 @@ const UUID_PATTERN =
 /**
  * JSON Schema for a listing, trimmed of what costs context and tells the model nothing: the
  * dialect (MCP's default), JavaScript's safe-integer bounds, regexes behind a named format,
- * and, in outputs, the strictness keywords (every field is always present; clients validate
+ * an empty schema for "any value" (written `true`), and, in outputs, the strictness keywords (every field is always present; clients validate
  * against types). Nullable types are written `anyOf` with `null`, which every client reads
  * (a type array is not portable). Validation itself uses the zod schemas, untrimmed.
  */
@@ -32,6 +32,11 @@ function compact(node: unknown, io: "input" | "output"): unknown {
     }
     // A named format says it all; zod also spells date-times out as a long regex.
     if (key === "pattern" && "format" in source) continue;
+    // Any value, said as `true` rather than an empty schema that strict linters read as untyped.
+    if (key === "additionalProperties" && isEmptySchema(value)) {
+      out[key] = true;
+      continue;
+    }
     // JSON object keys are strings anyway.
     if (key === "propertyNames" && JSON.stringify(value) === '{"type":"string"}') continue;
     out[key] =
@@ -55,3 +60,6 @@ function portable(node: Record<string, unknown>): Record<string, unknown> {
     anyOf: branches,
   };
 }
+
+const isEmptySchema = (value: unknown) =>
+  typeof value === "object" && value !== null && Object.keys(value).length === 0;
