@@ -14,7 +14,7 @@ import {
   type ToolContext,
   type ToolDraft,
 } from "../inventory/types.js";
-import { refusalsOf, rememberRefusal } from "../toolkit/refusals.js";
+import { onlyTheApiKnew, refusalsOf, rememberRefusal } from "../toolkit/refusals.js";
 import { firstWords } from "../writes/display.js";
 import { outcomeSchema } from "../writes/outcome.js";
 import { type InputSignature, REQUEST_ID, searchableOf, signatureOf } from "./describe.js";
@@ -312,8 +312,7 @@ function excerptOf(body: unknown): string | undefined {
 
 /** A refusal only the API could know: remembered so later searches say so. */
 function remember(ctx: ToolContext, op: Operation, error: ApiError, why: string): void {
-  if (error.code === "forbidden" || error.reasonCode === "route_not_found")
-    rememberRefusal(ctx.session, op.id, why);
+  if (onlyTheApiKnew(error)) rememberRefusal(ctx.session, op.id, why);
 }
 
 export const api: Domain = {

@@ -25,6 +25,10 @@ export function rememberRefusal(session: SessionContext, operation: string, why:
   if (memory.size > MAX_CALLERS) memory.delete(memory.keys().next().value as string);
 }
 
+/** A refusal no schema could foresee: the key's rights or routes, not the arguments. */
+export const onlyTheApiKnew = (error: { code: string; reasonCode?: string }) =>
+  error.code === "forbidden" || error.reasonCode === "route_not_found";
+
 export function refusalsOf(session: SessionContext): ReadonlyMap<string, string> {
   const entry = memory.get(keyOf(session));
   if (!entry || entry.until < Date.now()) return new Map();
@@ -37,11 +41,7 @@ export function refusalsOf(session: SessionContext): ReadonlyMap<string, string>
  */
 export function settled(session: SessionContext, intent: Intent): Intent {
   const error = intent.error;
-  if (
-    intent.state === "failed" &&
-    error &&
-    (error.code === "forbidden" || error.reasonCode === "route_not_found")
-  )
+  if (intent.state === "failed" && error && onlyTheApiKnew(error))
     rememberRefusal(session, intent.operation, error.message);
   return intent;
 }
