@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { delegationHeaders } from "../auth/delegation.js";
+import { RedisBearerStore } from "../auth/shared-bearer.js";
 import { TokenManager } from "../auth/token-manager.js";
 import type { ApiSettings, DelegatedUser } from "../config.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
@@ -10,6 +11,7 @@ import { ApiError, errorFromResponse, invalidInput } from "../http/errors.js";
 import { DEFAULT_RETRY_POLICY, parseRetryAfter } from "../http/retry.js";
 import { createTransport, type Transport } from "../http/transport.js";
 import { type Logger, SecretRedactor } from "../log.js";
+import type { SharedRedis } from "../state/redis.js";
 import type { Operation, OperationId, OperationInput } from "./catalogue.js";
 import { multipartBody } from "./multipart.js";
 import { readSuccessBody, XLSX_MIME } from "./response.js";
@@ -306,6 +308,8 @@ export interface ApiClientOptions {
   userAgent?: string;
   /** Told of every upstream attempt (status null: no answer), for metrics. */
   onAttempt?: (operation: string, status: number | null) => void;
+  /** Redis shared with other replicas: one bearer (and one renewal) for the fleet. */
+  redis?: SharedRedis;
 }
 
 const abortableSleep: Sleep = (ms, signal) => delay(ms, undefined, { signal });
@@ -342,6 +346,7 @@ export function connectApi(options: ApiClientOptions): ApiClient {
     clock,
     onBearer: (token) => redactor.add(token),
     scrub,
+    shared: options.redis ? new RedisBearerStore(options.redis, settings) : undefined,
   });
   return new ApiClient({
     settings,
