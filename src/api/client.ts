@@ -9,6 +9,7 @@ import { AttemptLoop, type Sleep } from "../http/attempts.js";
 import { Cooldown } from "../http/cooldown.js";
 import { ApiError, errorFromResponse, invalidInput } from "../http/errors.js";
 import { DEFAULT_RETRY_POLICY, parseRetryAfter } from "../http/retry.js";
+import { CooldownBroadcast } from "../http/shared-cooldown.js";
 import { createTransport, type Transport } from "../http/transport.js";
 import { type Logger, SecretRedactor } from "../log.js";
 import type { SharedRedis } from "../state/redis.js";
@@ -29,6 +30,8 @@ export interface ApiClientDeps {
   scrub: (text: string) => string;
   routes?: ReadonlyMap<string, Operation>;
   userAgent?: string;
+  /** Closed with the client: the replicas' shared cooldown. */
+  cooldownBroadcast?: CooldownBroadcast;
 }
 
 export interface CallOptions {
@@ -195,8 +198,14 @@ export class ApiClient {
     );
   }
 
-  close(): Promise<void> {
-    return this.deps.transport.close();
+  async close(): Promise<void> {
+    await this.deps.cooldownBroadcast?.close();
+    await this.deps.transport.close();
+  }
+
+  /** Settles once this client follows the other replicas' rate-limit cooldowns (Redis only). */
+  async sharedStateReady(): Promise<void> {
+    await this.deps.cooldownBroadcast?.ready;
   }
 
   /** Validates and builds everything about the request that does not change between attempts. */
@@ -325,9 +334,13 @@ export function connectApi(options: ApiClientOptions): ApiClient {
   const scrub = (text: string) => redactor.scrub(text);
   const clock = options.clock ?? Date.now;
   const transport = options.transport ?? createTransport({ timeoutMs: settings.timeoutMs });
+  const cooldown = new Cooldown(clock);
+  const cooldownBroadcast = options.redis
+    ? new CooldownBroadcast(options.redis, cooldown, settings, options.logger)
+    : undefined;
   const loop = new AttemptLoop({
     transport,
-    cooldown: new Cooldown(clock),
+    cooldown,
     policy: { ...DEFAULT_RETRY_POLICY, maxRetries: settings.maxRetries },
     maxRetryWaitMs: settings.maxRetryWaitSeconds * 1000,
     logger: options.logger,
@@ -357,5 +370,6 @@ export function connectApi(options: ApiClientOptions): ApiClient {
     scrub,
     routes: options.routes,
     userAgent: options.userAgent,
+    cooldownBroadcast,
   });
 }
