@@ -1,0 +1,83 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { connectRedis } from "../../src/state/redis.js";
+import { REDIS_URL } from "../helpers/redis.js";
+import { type ClientEntry, startShared } from "../helpers/shared.js";
+
+/**
+ * Three `serve --http` processes, each with its own state directory, sharing one Redis and one
+ * sandbox: what they share goes through Redis, nothing else.
+ */
+const prefix = `pmcp-test:fleet:${randomBytes(4).toString("hex")}:`;
+const camille: ClientEntry = {
+  name: "camille",
+  token: "fleet-token-camille-0123456789",
+  delegated_user: { email: "camille.martin@aurore-capital.example" },
+};
+let sandbox: Sandbox;
+let replicas: Array<Awaited<ReturnType<typeof startShared>>> = [];
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ rateLimit: false });
+  replicas = await Promise.all(
+    [1, 2, 3].map(() =>
+      startShared(sandbox, [camille], {
+        PORTFOLIO_REDIS_URL: REDIS_URL,
+        PORTFOLIO_REDIS_PREFIX: prefix,
+      }),
+    ),
+  );
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(replicas.map((r) => r.stop()));
+  await sandbox.close();
+  const redis = await connectRedis({ url: REDIS_URL, prefix });
+  for await (const keys of redis.client.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 }))
+    if (keys.length > 0) await redis.client.del(keys);
+  await redis.close();
+});
+
+describe("three replicas on one Redis", () => {
+  it("make one token exchange for 300 concurrent calls spread over them", async () => {
+    const mark = sandbox.control.mark();
+    const sessions = await Promise.all(replicas.map((r) => r.connect(camille.token)));
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 300 }, (_, n) =>
+          sessions[n % 3]!.client.callTool({ name: "list_deals", arguments: { limit: 1 } }),
+        ),
+      );
+      expect(results.filter((r) => r.isError)).toEqual([]);
+      expect(sandbox.control.requests({ since: mark, routeId: "auth_token" })).toHaveLength(1);
+    } finally {
+      await Promise.all(sessions.map((s) => s.client.close()));
+    }
+  }, 60_000);
+
+  it("confirm on one replica a write drafted on another, once", async () => {
+    const [one, two] = await Promise.all([
+      replicas[0]!.connect(camille.token),
+      replicas[1]!.connect(camille.token),
+    ]);
+    try {
+      const draft = (await one.client.callTool({
+        name: "create_custom_dashboard",
+        arguments: { name: "Fleet draft" },
+      })) as any;
+      const id = draft.structuredContent.confirmation_id;
+      const mark = sandbox.control.mark();
+      const confirmed = (await two.client.callTool({
+        name: "confirm_write",
+        arguments: { confirmation_id: id },
+      })) as any;
+      expect(confirmed.structuredContent.status).toBe("succeeded");
+      expect(
+        sandbox.control.requests({ since: mark, routeId: "custom_dashboard_create" }),
+      ).toHaveLength(1);
+    } finally {
+      await one.client.close();
+      await two.client.close();
+    }
+  }, 60_000);
+});
