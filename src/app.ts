@@ -275,6 +275,8 @@ async function openWrites(
     logger,
     ttlMs: config.writes.confirmationTtlSeconds * 1000,
     maxPendingPerUser: config.writes.maxPendingDrafts,
+    // A replica that dies mid-delivery leaves its lease to run out (15 s); another finishes.
+    recoverAbandonedEveryMs: redis ? 5_000 : undefined,
   });
   metrics.gauge(
     "portfolio_mcp_intents_quarantined",

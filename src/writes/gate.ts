@@ -70,6 +70,11 @@ export interface GateOptions {
    * its confirmed write to another after this long. Renewed every third of it while sending.
    */
   deliveryLeaseMs?: number;
+  /**
+   * With a shared store (Redis): how often to look for writes a dead replica left mid-delivery.
+   * Off for the file store, which one process owns.
+   */
+  recoverAbandonedEveryMs?: number;
   /** How long a confirmation waits for another process's delivery of the same intent. */
   waitForOtherDeliveryMs?: number;
 }
@@ -87,6 +92,7 @@ export class WriteGate {
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly clock: () => number;
   private sweeper: NodeJS.Timeout | null = null;
+  private recoverer: NodeJS.Timeout | null = null;
   /** This process, as the owner of the delivery leases it takes. */
   private readonly owner = `gate-${randomBytes(9).toString("base64url")}`;
 
@@ -107,12 +113,24 @@ export class WriteGate {
         );
     }, SWEEP_INTERVAL_MS);
     gate.sweeper.unref();
+    const every = options.recoverAbandonedEveryMs;
+    if (every) {
+      gate.recoverer = setInterval(() => {
+        gate
+          .recoverAbandoned()
+          .catch((error: unknown) =>
+            options.logger.warn({ err: error }, "could not look for abandoned deliveries"),
+          );
+      }, every);
+      gate.recoverer.unref();
+    }
     return gate;
   }
 
   /** Stops the periodic sweep. */
   close(): void {
     if (this.sweeper) clearInterval(this.sweeper);
+    if (this.recoverer) clearInterval(this.recoverer);
   }
 
   /**
@@ -292,16 +310,27 @@ export class WriteGate {
    * same keys, for this API and key only.
    */
   async recover(): Promise<Intent[]> {
-    const { baseUrl, keyId } = this.options.api.settings;
-    // A shared store also holds what other replicas left (one that died mid-delivery).
+    return this.finish((i) => i.state === "sending" || i.state === "uncertain");
+  }
+
+  /**
+   * With a shared store: finishes the writes another replica was sending when it died (its
+   * lease has run out), with the same keys. Writes a live replica is sending are left to it.
+   */
+  async recoverAbandoned(): Promise<Intent[]> {
     for (const stored of await this.options.store.load()) {
       const known = this.intents.get(stored.id);
       if (!known || (known.revision ?? 0) < (stored.revision ?? 0))
         this.intents.set(stored.id, stored);
     }
+    return this.finish((i) => i.state === "sending" && !this.queues.has(i.id));
+  }
+
+  private async finish(which: (intent: Intent) => boolean): Promise<Intent[]> {
+    const { baseUrl, keyId } = this.options.api.settings;
     const unfinished = [...this.intents.values()].filter(
       (i) =>
-        (i.state === "sending" || i.state === "uncertain") &&
+        which(i) &&
         i.confirmedAt !== null &&
         i.upstream.baseUrl === baseUrl &&
         i.upstream.keyId === keyId,

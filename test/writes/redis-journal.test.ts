@@ -159,6 +159,7 @@ async function replica() {
     ttlMs: 60_000,
     maxPendingPerUser: 50,
     deliveryLeaseMs: 600,
+    recoverAbandonedEveryMs: 200,
   });
   return {
     gate,
@@ -243,12 +244,16 @@ describe("two replicas on one Redis", () => {
       expect(recordsNamed("Orphaned")).toHaveLength(1);
 
       // While the lease lives, the survivor leaves it alone.
-      const early = await survivor.gate.recover();
-      expect(early.find((i) => i.id === drafted.id)?.state).toBe("sending");
-      await new Promise((resolve) => setTimeout(resolve, 700));
       const mark = sandbox.control.mark();
-      const late = await survivor.gate.recover();
-      expect(late.find((i) => i.id === drafted.id)?.state).toBe("succeeded");
+      const early = await survivor.gate.recoverAbandoned();
+      expect(early.find((i) => i.id === drafted.id)?.state).toBe("sending");
+      expect(sandbox.control.requests({ since: mark })).toEqual([]);
+      // Its periodic look (every 200 ms here) finishes it once the lease has run out.
+      const deadline = Date.now() + 5_000;
+      while ((await survivor.store.read(drafted.id))?.state !== "succeeded") {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       const sent = sandbox.control.requests({ since: mark, routeId: "custom_dashboard_create" });
       expect(sent.map((r) => r.headers["idempotency-key"])).toEqual([drafted.idempotencyKey]);
       expect(recordsNamed("Orphaned")).toHaveLength(1);
