@@ -189,6 +189,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
   }
 
   const { serveHttp } = await import("./transport/http.js");
+  const { RedisRateLimiter } = await import("./transport/rate-limit.js");
   const { ClientRegistry } = await import("./transport/clients.js");
   if (config.server.clientsFile && config.server.mcpToken) {
     await shutdownUpstream();
@@ -219,6 +220,9 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     maxSessionsPerClient: config.server.maxSessionsPerClient,
     sessionIdleMs: config.server.sessionIdleSeconds * 1000,
     rateLimitPerMinute: config.server.rateLimitPerMinute,
+    rateLimiter: redis
+      ? new RedisRateLimiter(redis, config.server.rateLimitPerMinute, logger)
+      : undefined,
     stateless: options.stateless ?? false,
     createServer: (principal: Principal, sessionId: string | null) =>
       createMcpServer(deps, {
