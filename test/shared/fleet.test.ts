@@ -1,8 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectRedis } from "../../src/state/redis.js";
 import { REDIS_URL } from "../helpers/redis.js";
+import { roundRobin } from "../helpers/round-robin.js";
 import { type ClientEntry, startShared } from "../helpers/shared.js";
 
 /**
@@ -78,6 +81,49 @@ describe("three replicas on one Redis", () => {
     } finally {
       await one.client.close();
       await two.client.close();
+    }
+  }, 60_000);
+});
+
+describe("stateless 2025 clients behind a balancer with no affinity", () => {
+  it("draft on one replica and confirm on the other, once", async () => {
+    const stateless = await Promise.all(
+      [1, 2].map(() =>
+        startShared(
+          sandbox,
+          [camille],
+          { PORTFOLIO_REDIS_URL: REDIS_URL, PORTFOLIO_REDIS_PREFIX: prefix },
+          ["--stateless"],
+        ),
+      ),
+    );
+    const balancer = await roundRobin(stateless.map((r) => r.url));
+    const client = new Client({ name: "fleet-stateless", version: "1.0.0" });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(balancer.url), {
+          requestInit: { headers: { Authorization: `Bearer ${camille.token}` } },
+        }),
+      );
+      const draft = (await client.callTool({
+        name: "create_custom_dashboard",
+        arguments: { name: "Stateless fleet draft" },
+      })) as any;
+      const mark = sandbox.control.mark();
+      const confirmed = (await client.callTool({
+        name: "confirm_write",
+        arguments: { confirmation_id: draft.structuredContent.confirmation_id },
+      })) as any;
+      expect(confirmed.structuredContent.status).toBe("succeeded");
+      expect(
+        sandbox.control.requests({ since: mark, routeId: "custom_dashboard_create" }),
+      ).toHaveLength(1);
+      // The requests did go to both replicas.
+      expect(new Set(balancer.sentTo).size).toBe(2);
+    } finally {
+      await client.close();
+      await balancer.close();
+      await Promise.all(stateless.map((r) => r.stop()));
     }
   }, 60_000);
 });
