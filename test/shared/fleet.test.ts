@@ -58,6 +58,55 @@ describe("three replicas on one Redis", () => {
     }
   }, 60_000);
 
+  it("make exactly one more exchange once the API has expired the bearer", async () => {
+    const sessions = await Promise.all(replicas.map((r) => r.connect(camille.token)));
+    try {
+      await Promise.all(
+        sessions.map((s) => s.client.callTool({ name: "list_deals", arguments: { limit: 1 } })),
+      );
+      sandbox.control.expireAllBearers();
+      const mark = sandbox.control.mark();
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, n) =>
+          sessions[n % 3]!.client.callTool({ name: "list_deals", arguments: { limit: 1 } }),
+        ),
+      );
+      expect(results.filter((r) => r.isError)).toEqual([]);
+      expect(sandbox.control.requests({ since: mark, routeId: "auth_token" })).toHaveLength(1);
+    } finally {
+      await Promise.all(sessions.map((s) => s.client.close()));
+    }
+  }, 60_000);
+
+  it("send one request when all three confirm the same write at once", async () => {
+    const sessions = await Promise.all(replicas.map((r) => r.connect(camille.token)));
+    try {
+      const draft = (await sessions[0]!.client.callTool({
+        name: "create_custom_dashboard",
+        arguments: { name: "Confirmed thrice at once" },
+      })) as any;
+      const mark = sandbox.control.mark();
+      const outcomes = (await Promise.all(
+        sessions.map((s) =>
+          s.client.callTool({
+            name: "confirm_write",
+            arguments: { confirmation_id: draft.structuredContent.confirmation_id },
+          }),
+        ),
+      )) as any[];
+      expect(outcomes.map((o) => o.structuredContent?.status)).toEqual([
+        "succeeded",
+        "succeeded",
+        "succeeded",
+      ]);
+      expect(
+        sandbox.control.requests({ since: mark, routeId: "custom_dashboard_create" }),
+      ).toHaveLength(1);
+    } finally {
+      await Promise.all(sessions.map((s) => s.client.close()));
+    }
+  }, 60_000);
+
   it("confirm on one replica a write drafted on another, once", async () => {
     const [one, two] = await Promise.all([
       replicas[0]!.connect(camille.token),
