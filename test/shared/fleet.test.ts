@@ -134,6 +134,55 @@ describe("three replicas on one Redis", () => {
   }, 60_000);
 });
 
+describe("a replica killed while delivering", () => {
+  it("leaves the write to another, which finishes it with the same key: one record", async () => {
+    const [doomed, survivor] = await Promise.all(
+      [1, 2].map(() =>
+        startShared(sandbox, [camille], {
+          PORTFOLIO_REDIS_URL: REDIS_URL,
+          PORTFOLIO_REDIS_PREFIX: prefix,
+        }),
+      ),
+    );
+    try {
+      const session = await doomed!.connect(camille.token);
+      const draft = (await session.client.callTool({
+        name: "create_custom_dashboard",
+        arguments: { name: "Killed mid-delivery" },
+      })) as any;
+      const mark = sandbox.control.mark();
+      // The API holds the write 1.5 s, then applies it and answers a process that is gone.
+      sandbox.control.hold(1_500, { match: { routeId: "custom_dashboard_create" } });
+      // Not awaited: the client would wait for its own timeout on a process that is gone.
+      void session.client
+        .callTool({
+          name: "confirm_write",
+          arguments: { confirmation_id: draft.structuredContent.confirmation_id },
+        })
+        .catch(() => null);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await doomed!.stop("SIGKILL");
+      void session.client.close().catch(() => null);
+      const records = () =>
+        sandbox.control.state.data.dashboards.filter((d) => d.name === "Killed mid-delivery");
+      // Its lease (15 s) runs out; the survivor looks every 5 s and sends it again.
+      const deadline = Date.now() + 40_000;
+      let sent = sandbox.control.requests({ since: mark, routeId: "custom_dashboard_create" });
+      while (sent.length < 2) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        sent = sandbox.control.requests({ since: mark, routeId: "custom_dashboard_create" });
+      }
+      const keys = sent.map((r) => r.headers["idempotency-key"]);
+      expect(new Set(keys).size).toBe(1);
+      expect(records()).toHaveLength(1);
+    } finally {
+      await doomed!.stop();
+      await survivor!.stop();
+    }
+  }, 60_000);
+});
+
 describe("stateless 2025 clients behind a balancer with no affinity", () => {
   it("draft on one replica and confirm on the other, once", async () => {
     const stateless = await Promise.all(
