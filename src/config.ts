@@ -345,7 +345,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       v.PORTFOLIO_STATE_DIR ??
       defaultStateDir(env, sources.platform ?? process.platform, sources.home ?? homedir()),
     logLevel: v.PORTFOLIO_LOG_LEVEL ?? "info",
-    warnings: unknownVariables(env),
+    warnings: [
+      ...unknownVariables(env),
+      ...(v.PORTFOLIO_REDIS_URL && !v.PORTFOLIO_STATE_SECRET
+        ? [
+            "PORTFOLIO_REDIS_URL is set without PORTFOLIO_STATE_SECRET: each replica seals confirmation states with its own key, so an input-required confirmation must come back to the replica that asked; give every replica the same PORTFOLIO_STATE_SECRET",
+          ]
+        : []),
+    ],
   };
 }
 

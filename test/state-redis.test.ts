@@ -26,6 +26,16 @@ describe("Redis settings", () => {
     ).toBe("team-a:");
   });
 
+  it("warn when replicas would each seal confirmations with their own key", () => {
+    const redis = { ...valid, PORTFOLIO_REDIS_URL: "redis://127.0.0.1:6379" };
+    expect(load(redis).warnings.join(" ")).toContain(
+      "give every replica the same PORTFOLIO_STATE_SECRET",
+    );
+    const shared = { ...redis, PORTFOLIO_STATE_SECRET: "x".repeat(32) };
+    expect(load(shared).warnings).toEqual([]);
+    expect(load(valid).warnings).toEqual([]);
+  });
+
   it("refuse a wrong URL or prefix by name and rule, without echoing the value", () => {
     const wrong = () => load({ ...valid, PORTFOLIO_REDIS_URL: "http://u:hunter2@cache:6379" });
     expect(wrong).toThrow(ConfigError);
