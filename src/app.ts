@@ -16,10 +16,12 @@ import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
 import type { Sandbox } from "./sandbox/index.js";
 import { createMcpServer, type ServerDeps } from "./server.js";
+import { connectRedis, type SharedRedis } from "./state/redis.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
 import { WriteGate } from "./writes/gate.js";
 import { FileJournal } from "./writes/journal.js";
+import { RedisJournal } from "./writes/redis-journal.js";
 import { Sealer } from "./writes/seal.js";
 
 export interface AppOptions {
@@ -45,6 +47,8 @@ export interface Prepared {
   logger: ReturnType<typeof createLogger>;
   metrics: Metrics;
   sandbox: Sandbox | null;
+  /** The Redis several replicas share, when PORTFOLIO_REDIS_URL is set. */
+  redis: SharedRedis | null;
   close(): Promise<void>;
 }
 
@@ -66,7 +70,16 @@ export async function prepare(
   }
   const redactor = new SecretRedactor();
   if (config.writes.stateSecret) redactor.add(config.writes.stateSecret);
+  const redisPassword = config.redis ? new URL(config.redis.url).password : "";
+  if (redisPassword) redactor.add(decodeURIComponent(redisPassword));
   const logger = createLogger({ level: logLevel ?? config.logLevel, redactor });
+  let redis: SharedRedis | null = null;
+  try {
+    redis = config.redis ? await connectRedis(config.redis, logger) : null;
+  } catch (error) {
+    await sandbox?.close();
+    throw error;
+  }
   const metrics = new Metrics();
   const upstreamCalls = metrics.counter(
     "portfolio_mcp_upstream_calls_total",
@@ -89,6 +102,7 @@ export async function prepare(
     logger,
     redactor,
     userAgent: `portfolio-mcp/${VERSION}`,
+    redis: redis ?? undefined,
     onAttempt: (operation, status) =>
       upstreamCalls({ operation, status: status === null ? "none" : String(status) }),
   });
@@ -114,8 +128,10 @@ export async function prepare(
     logger,
     metrics,
     sandbox,
+    redis,
     async close() {
       await api.close();
+      await redis?.close();
       await sandbox?.close();
     },
   };
@@ -126,12 +142,20 @@ export async function prepare(
  * that stops everything in order.
  */
 export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
-  const { config, api, logger, metrics, sandbox, close: shutdownUpstream } = await prepare(options);
+  const {
+    config,
+    api,
+    logger,
+    metrics,
+    sandbox,
+    redis,
+    close: shutdownUpstream,
+  } = await prepare(options);
   for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
     logger.warn(warning);
   const writes = config.writes.readOnly
     ? undefined
-    : await openWrites(config, api, logger, metrics, !!sandbox);
+    : await openWrites(config, api, logger, metrics, !!sandbox, redis);
   const deps: ServerDeps = {
     api,
     directory: new Directory(api),
@@ -165,6 +189,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
   }
 
   const { serveHttp } = await import("./transport/http.js");
+  const { RedisRateLimiter } = await import("./transport/rate-limit.js");
   const { ClientRegistry } = await import("./transport/clients.js");
   if (config.server.clientsFile && config.server.mcpToken) {
     await shutdownUpstream();
@@ -195,6 +220,9 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     maxSessionsPerClient: config.server.maxSessionsPerClient,
     sessionIdleMs: config.server.sessionIdleSeconds * 1000,
     rateLimitPerMinute: config.server.rateLimitPerMinute,
+    rateLimiter: redis
+      ? new RedisRateLimiter(redis, config.server.rateLimitPerMinute, logger)
+      : undefined,
     stateless: options.stateless ?? false,
     createServer: (principal: Principal, sessionId: string | null) =>
       createMcpServer(deps, {
@@ -237,22 +265,26 @@ async function openWrites(
   logger: ReturnType<typeof createLogger>,
   metrics: Metrics,
   sandbox: boolean,
+  redis: SharedRedis | null,
 ): Promise<NonNullable<ServerDeps["writes"]>> {
   const dir =
     sandbox && !config.stateDirExplicit
       ? await mkdtemp(join(tmpdir(), "portfolio-mcp-sandbox-"))
       : config.stateDir;
-  const journal = new FileJournal(dir, logger);
+  // Replicas share the journal on Redis; one process keeps it in its state directory.
+  const journal = redis ? new RedisJournal(redis, logger) : new FileJournal(dir, logger);
   const gate = await WriteGate.open({
     store: journal,
     api,
     logger,
     ttlMs: config.writes.confirmationTtlSeconds * 1000,
     maxPendingPerUser: config.writes.maxPendingDrafts,
+    // A replica that dies mid-delivery leaves its lease to run out (15 s); another finishes.
+    recoverAbandonedEveryMs: redis ? 5_000 : undefined,
   });
   metrics.gauge(
     "portfolio_mcp_intents_quarantined",
-    "Damaged intent files moved aside at startup (check them by hand).",
+    "Damaged stored intents moved aside at startup (check them by hand).",
     () => journal.quarantined,
   );
   metrics.gauge("portfolio_mcp_intents_pending", "Drafted writes awaiting confirmation.", () =>

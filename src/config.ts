@@ -65,10 +65,21 @@ export interface WriteSettings {
   allowSensitive: string[];
 }
 
+/** Shared state for several replicas; null keeps everything in the state directory. */
+export interface RedisSettings {
+  /** redis:// or rediss:// (TLS), with user, password and database in the URL. */
+  url: string;
+  /** Put before every key, so several deployments can share one Redis. */
+  prefix: string;
+}
+
+export const DEFAULT_REDIS_PREFIX = "portfolio-mcp:";
+
 export interface Config {
   api: ApiSettings;
   server: ServerSettings;
   writes: WriteSettings;
+  redis: RedisSettings | null;
   stateDir: string;
   /** Whether PORTFOLIO_STATE_DIR (or --state-dir) named it, rather than the default. */
   stateDirExplicit: boolean;
@@ -140,6 +151,17 @@ const variables = z.object({
   PORTFOLIO_STATE_DIR: optional(z.string()).describe(
     "Durable state (the write journal); default: the per-user data directory.",
   ),
+  PORTFOLIO_REDIS_URL: optional(
+    z
+      .string()
+      .regex(/^rediss?:\/\/\S*$/, "must be a redis:// or rediss:// URL")
+      .refine(isUrl, "must be a redis:// or rediss:// URL"),
+  ).describe(
+    "Redis shared by several replicas (bearer, 429 cooldown, write journal); TLS and password in the URL. Environment only.",
+  ),
+  PORTFOLIO_REDIS_PREFIX: optional(
+    z.string().regex(/^[A-Za-z0-9:_.-]{1,64}$/, "must be 1 to 64 of letters, digits, : _ . -"),
+  ).describe("Put before every Redis key, to keep deployments apart (default portfolio-mcp:)."),
   PORTFOLIO_LOG_LEVEL: optional(z.enum(LOG_LEVELS)).describe(
     "fatal, error, warn, info (default), debug, trace or silent; logs go to stderr.",
   ),
@@ -315,13 +337,32 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       stateSecret: v.PORTFOLIO_STATE_SECRET ?? null,
       allowSensitive: list(v.PORTFOLIO_ALLOW_SENSITIVE),
     },
+    redis: v.PORTFOLIO_REDIS_URL
+      ? { url: v.PORTFOLIO_REDIS_URL, prefix: v.PORTFOLIO_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX }
+      : null,
     stateDirExplicit: v.PORTFOLIO_STATE_DIR !== undefined,
     stateDir:
       v.PORTFOLIO_STATE_DIR ??
       defaultStateDir(env, sources.platform ?? process.platform, sources.home ?? homedir()),
     logLevel: v.PORTFOLIO_LOG_LEVEL ?? "info",
-    warnings: unknownVariables(env),
+    warnings: [
+      ...unknownVariables(env),
+      ...(v.PORTFOLIO_REDIS_URL && !v.PORTFOLIO_STATE_SECRET
+        ? [
+            "PORTFOLIO_REDIS_URL is set without PORTFOLIO_STATE_SECRET: each replica seals confirmation states with its own key, so an input-required confirmation must come back to the replica that asked; give every replica the same PORTFOLIO_STATE_SECRET",
+          ]
+        : []),
+    ],
   };
+}
+
+function isUrl(value: string): boolean {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const list = (value: string | undefined): string[] =>

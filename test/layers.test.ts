@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 
 /**
  * Layers point down only (DESIGN.md): a module imports from its own layer or below. The order,
- * from the bottom: shared leaves, configuration, the HTTP attempt loop, auth, the API client,
+ * from the bottom: shared leaves, configuration, the shared
+ * state's connection (Redis), the HTTP attempt loop, auth, the API client,
  * model-facing errors, writes, the inventory's types, the toolkit, the domains, the long tail
  * (discovery and the generic tools over the key's contract), the inventory,
  * the MCP handlers, the server, the transports, then the app and the command line. The sandbox
@@ -13,6 +14,7 @@ import { describe, expect, it } from "vitest";
 const LAYERS: Array<[string, RegExp]> = [
   ["leaves", /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics)\.ts$/],
   ["config", /^src\/config\.ts$/],
+  ["state", /^src\/state\//],
   ["http", /^src\/http\//],
   ["auth", /^src\/auth\//],
   ["api", /^src\/api\//],

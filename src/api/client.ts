@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { delegationHeaders } from "../auth/delegation.js";
+import { RedisBearerStore } from "../auth/shared-bearer.js";
 import { TokenManager } from "../auth/token-manager.js";
 import type { ApiSettings, DelegatedUser } from "../config.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
@@ -8,8 +9,10 @@ import { AttemptLoop, type Sleep } from "../http/attempts.js";
 import { Cooldown } from "../http/cooldown.js";
 import { ApiError, errorFromResponse, invalidInput } from "../http/errors.js";
 import { DEFAULT_RETRY_POLICY, parseRetryAfter } from "../http/retry.js";
+import { CooldownBroadcast } from "../http/shared-cooldown.js";
 import { createTransport, type Transport } from "../http/transport.js";
 import { type Logger, SecretRedactor } from "../log.js";
+import type { SharedRedis } from "../state/redis.js";
 import type { Operation, OperationId, OperationInput } from "./catalogue.js";
 import { multipartBody } from "./multipart.js";
 import { readSuccessBody, XLSX_MIME } from "./response.js";
@@ -27,6 +30,8 @@ export interface ApiClientDeps {
   scrub: (text: string) => string;
   routes?: ReadonlyMap<string, Operation>;
   userAgent?: string;
+  /** Closed with the client: the replicas' shared cooldown. */
+  cooldownBroadcast?: CooldownBroadcast;
 }
 
 export interface CallOptions {
@@ -193,8 +198,14 @@ export class ApiClient {
     );
   }
 
-  close(): Promise<void> {
-    return this.deps.transport.close();
+  async close(): Promise<void> {
+    await this.deps.cooldownBroadcast?.close();
+    await this.deps.transport.close();
+  }
+
+  /** Settles once this client follows the other replicas' rate-limit cooldowns (Redis only). */
+  async sharedStateReady(): Promise<void> {
+    await this.deps.cooldownBroadcast?.ready;
   }
 
   /** Validates and builds everything about the request that does not change between attempts. */
@@ -306,6 +317,8 @@ export interface ApiClientOptions {
   userAgent?: string;
   /** Told of every upstream attempt (status null: no answer), for metrics. */
   onAttempt?: (operation: string, status: number | null) => void;
+  /** Redis shared with other replicas: one bearer (and one renewal) for the fleet. */
+  redis?: SharedRedis;
 }
 
 const abortableSleep: Sleep = (ms, signal) => delay(ms, undefined, { signal });
@@ -321,9 +334,13 @@ export function connectApi(options: ApiClientOptions): ApiClient {
   const scrub = (text: string) => redactor.scrub(text);
   const clock = options.clock ?? Date.now;
   const transport = options.transport ?? createTransport({ timeoutMs: settings.timeoutMs });
+  const cooldown = new Cooldown(clock);
+  const cooldownBroadcast = options.redis
+    ? new CooldownBroadcast(options.redis, cooldown, settings, options.logger)
+    : undefined;
   const loop = new AttemptLoop({
     transport,
-    cooldown: new Cooldown(clock),
+    cooldown,
     policy: { ...DEFAULT_RETRY_POLICY, maxRetries: settings.maxRetries },
     maxRetryWaitMs: settings.maxRetryWaitSeconds * 1000,
     logger: options.logger,
@@ -342,6 +359,7 @@ export function connectApi(options: ApiClientOptions): ApiClient {
     clock,
     onBearer: (token) => redactor.add(token),
     scrub,
+    shared: options.redis ? new RedisBearerStore(options.redis, settings) : undefined,
   });
   return new ApiClient({
     settings,
@@ -352,5 +370,6 @@ export function connectApi(options: ApiClientOptions): ApiClient {
     scrub,
     routes: options.routes,
     userAgent: options.userAgent,
+    cooldownBroadcast,
   });
 }

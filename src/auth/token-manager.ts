@@ -5,6 +5,7 @@ import { parseRetryAfter } from "../http/retry.js";
 import type { HttpReply } from "../http/transport.js";
 import type { Logger } from "../log.js";
 import { bearerExpiry, renewalMarginMs } from "./expiry.js";
+import type { Bearer, SharedBearerStore } from "./shared-bearer.js";
 import { exchangeMessage, newNonce, signExchange } from "./signer.js";
 
 export { EXCHANGE_OPERATION };
@@ -27,13 +28,14 @@ export interface TokenManagerOptions {
   onBearer?: (token: string) => void;
   /** Removes known secrets from upstream text before it is kept on an error. */
   scrub?: (text: string) => string;
+  /** The fleet's bearer and renewal lock (Redis): one exchange for every replica. */
+  shared?: SharedBearerStore;
 }
 
-interface Bearer {
-  token: string;
-  expiresAtMs: number;
-  renewAtMs: number;
-}
+/** How often a replica looks for the bearer another one is renewing. */
+const SHARED_POLL_MS = 25;
+/** How long it waits for it before exchanging on its own (the holder may be stuck). */
+const SHARED_WAIT_MS = 20_000;
 
 /**
  * The one component that holds a bearer (spec part 5). `get()` returns a valid one: cached,
@@ -44,6 +46,8 @@ export class TokenManager {
   private current: Bearer | null = null;
   private inflight: Promise<Bearer> | null = null;
   private serverOffsetMs = 0;
+  /** The last bearer the API refused: never taken back from the shared store. */
+  private refused: string | null = null;
   /** Signed exchanges sent (each with its own nonce). */
   exchanges = 0;
 
@@ -64,6 +68,15 @@ export class TokenManager {
   /** Forget a bearer the API refused, unless a newer one already replaced it. */
   invalidate(token: string): void {
     if (this.current?.token === token) this.current = null;
+    this.refused = token;
+    this.options.shared
+      ?.drop(token)
+      .catch((error: unknown) =>
+        this.options.logger.warn(
+          { op: EXCHANGE_OPERATION, err: (error as Error).message },
+          "could not drop the refused bearer from the shared store",
+        ),
+      );
   }
 
   /** The clock correction learnt from the server's `Date` header (server minus local). */
@@ -73,7 +86,8 @@ export class TokenManager {
 
   private renew(): Promise<Bearer> {
     if (!this.inflight) {
-      this.inflight = this.exchange()
+      const shared = this.options.shared;
+      this.inflight = (shared ? this.renewShared(shared) : this.exchange())
         .then((bearer) => {
           this.current = bearer;
           return bearer;
@@ -90,6 +104,52 @@ export class TokenManager {
       );
     }
     return this.inflight;
+  }
+
+  /**
+   * Renewal across processes: take the fleet's bearer when another process already renewed it;
+   * else take the lock and exchange once; else wait for the lock holder's bearer. Redis being
+   * unreachable never stops calls: this process then exchanges on its own.
+   */
+  private async renewShared(shared: SharedBearerStore): Promise<Bearer> {
+    const { clock, logger } = this.options;
+    const deadline = clock() + SHARED_WAIT_MS;
+    const usable = (b: Bearer | null): b is Bearer =>
+      b !== null && b.token !== this.refused && clock() < b.renewAtMs;
+    try {
+      for (;;) {
+        const stored = await shared.read();
+        if (usable(stored)) return this.adopt(stored);
+        const lock = await shared.lock();
+        if (lock) {
+          try {
+            const again = await shared.read(); // renewed between our read and our lock
+            if (usable(again)) return this.adopt(again);
+            const bearer = await this.exchange();
+            if (!(await shared.publish(bearer, lock)))
+              logger.warn({ op: EXCHANGE_OPERATION }, "renewal lock lost; bearer kept locally");
+            return bearer;
+          } finally {
+            await shared.unlock(lock).catch(() => {});
+          }
+        }
+        if (clock() > deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, SHARED_POLL_MS));
+      }
+      logger.warn({ op: EXCHANGE_OPERATION }, "no shared bearer in time; exchanging alone");
+    } catch (error) {
+      if (error instanceof ApiError) throw error; // the exchange itself failed
+      logger.warn(
+        { op: EXCHANGE_OPERATION, err: (error as Error).message },
+        "shared bearer store unavailable; exchanging alone",
+      );
+    }
+    return this.exchange();
+  }
+
+  private adopt(bearer: Bearer): Bearer {
+    this.options.onBearer?.(bearer.token);
+    return bearer;
   }
 
   /**

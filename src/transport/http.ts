@@ -14,6 +14,7 @@ import type { Verdict } from "../readiness.js";
 import type { ClientRegistry, Principal } from "./clients.js";
 import { allowedOrigins, checkHostAndOrigin } from "./guard.js";
 import { INVALID_REQUEST, repairResponse } from "./jsonrpc.js";
+import { LocalRateLimiter, type RateLimiter } from "./rate-limit.js";
 import { json, reply, rpcError } from "./replies.js";
 import { Sessions } from "./sessions.js";
 
@@ -28,6 +29,8 @@ export interface HttpOptions {
   maxSessionsPerClient: number;
   sessionIdleMs: number;
   rateLimitPerMinute: number;
+  /** Counts each client's requests; default: in this process (Redis: across replicas). */
+  rateLimiter?: RateLimiter;
   /** No session state kept: every request is answered by a fresh server (both eras). */
   stateless: boolean;
   /** Connection hygiene; the defaults suit production, tests shorten them. */
@@ -68,7 +71,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * 2025 requests by their session's server (or, with `stateless`, by a fresh one each too).
  */
 export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
-  const buckets = new Map<string, { tokens: number; at: number }>();
+  const limiter = options.rateLimiter ?? new LocalRateLimiter(options.rateLimitPerMinute);
   const sessions = new Sessions({
     maxSessions: options.maxSessions,
     maxSessionsPerClient: options.maxSessionsPerClient,
@@ -161,7 +164,7 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     if (!["GET", "POST", "DELETE"].includes(req.method ?? "")) {
       return reply(res, 405, "Use POST, GET or DELETE on /mcp.", { Allow: "GET, POST, DELETE" });
     }
-    const wait = takeToken(principal.id);
+    const wait = await limiter.take(principal.id, 1);
     if (wait > 0)
       return reply(res, 429, "Too many requests for this client.", {
         "Retry-After": String(Math.ceil(wait / 1000)),
@@ -199,7 +202,7 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
           INVALID_REQUEST,
           `A batch carries 1 to ${MAX_BATCH_MESSAGES} messages; this one has ${body.length}.`,
         );
-      const more = takeToken(principal.id, body.length - 1);
+      const more = await limiter.take(principal.id, body.length - 1);
       if (more > 0)
         return reply(res, 429, "Too many requests for this client.", {
           "Retry-After": String(Math.ceil(more / 1000)),
@@ -237,21 +240,6 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     res.on("close", () => void server.close());
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
-  }
-
-  /** A token bucket per client: a minute's allowance, refilled continuously. */
-  function takeToken(clientId: string, count = 1): number {
-    const now = Date.now();
-    const perMs = options.rateLimitPerMinute / 60_000;
-    const bucket = buckets.get(clientId) ?? { tokens: options.rateLimitPerMinute, at: now };
-    bucket.tokens = Math.min(options.rateLimitPerMinute, bucket.tokens + (now - bucket.at) * perMs);
-    bucket.at = now;
-    buckets.set(clientId, bucket);
-    if (bucket.tokens >= count) {
-      bucket.tokens -= count;
-      return 0;
-    }
-    return (count - bucket.tokens) / perMs;
   }
 
   httpServer.headersTimeout = connections.headersTimeoutMs;

@@ -23,7 +23,14 @@ export interface WriteDraft {
   excerpt?: string;
 }
 
-export type RefusalReason = "unknown" | "foreign" | "expired" | "cancelled" | "mismatch" | "full";
+export type RefusalReason =
+  | "unknown"
+  | "foreign"
+  | "expired"
+  | "cancelled"
+  | "mismatch"
+  | "full"
+  | "changed";
 
 /** A confirmation id that cannot be used: nothing was sent. */
 export class GateRefusal extends UserFacingError {
@@ -58,7 +65,22 @@ export interface GateOptions {
   /** Drafts one user of one client may leave unconfirmed at once. */
   maxPendingPerUser: number;
   clock?: () => number;
+  /**
+   * How long a delivery lease lasts without renewal: a replica that dies mid-delivery leaves
+   * its confirmed write to another after this long. Renewed every third of it while sending.
+   */
+  deliveryLeaseMs?: number;
+  /**
+   * With a shared store (Redis): how often to look for writes a dead replica left mid-delivery.
+   * Off for the file store, which one process owns.
+   */
+  recoverAbandonedEveryMs?: number;
+  /** How long a confirmation waits for another process's delivery of the same intent. */
+  waitForOtherDeliveryMs?: number;
 }
+
+const DELIVERY_LEASE_MS = 15_000;
+const POLL_MS = 50;
 
 /**
  * The confirmation gate and the exactly-once delivery behind it. An intent is stored before
@@ -70,6 +92,9 @@ export class WriteGate {
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly clock: () => number;
   private sweeper: NodeJS.Timeout | null = null;
+  private recoverer: NodeJS.Timeout | null = null;
+  /** This process, as the owner of the delivery leases it takes. */
+  private readonly owner = `gate-${randomBytes(9).toString("base64url")}`;
 
   private constructor(private readonly options: GateOptions) {
     this.clock = options.clock ?? Date.now;
@@ -88,12 +113,24 @@ export class WriteGate {
         );
     }, SWEEP_INTERVAL_MS);
     gate.sweeper.unref();
+    const every = options.recoverAbandonedEveryMs;
+    if (every) {
+      gate.recoverer = setInterval(() => {
+        gate
+          .recoverAbandoned()
+          .catch((error: unknown) =>
+            options.logger.warn({ err: error }, "could not look for abandoned deliveries"),
+          );
+      }, every);
+      gate.recoverer.unref();
+    }
     return gate;
   }
 
   /** Stops the periodic sweep. */
   close(): void {
     if (this.sweeper) clearInterval(this.sweeper);
+    if (this.recoverer) clearInterval(this.recoverer);
   }
 
   /**
@@ -206,8 +243,7 @@ export class WriteGate {
       result: null,
       error: null,
     };
-    await this.persist(intent);
-    return intent;
+    return this.persist(intent);
   }
 
   /**
@@ -221,9 +257,12 @@ export class WriteGate {
   ): Promise<Intent> {
     return this.exclusive(idOf(confirmationId) ?? confirmationId, async () => {
       const id = await this.exactId(confirmationId);
+      // Another replica may have moved it on since this one last looked.
+      await this.refresh(id);
       const intent = this.owned(id, caller, delegatedUser);
       if (intent.state === "pending" && this.clock() > Date.parse(intent.expiresAt)) {
-        await this.persist({ ...intent, state: "expired" });
+        await this.persist({ ...intent, state: "expired" }).catch(ignoreConflict);
+        await this.refresh(id);
       }
       const current = this.intents.get(id) as Intent;
       switch (current.state) {
@@ -238,11 +277,7 @@ export class WriteGate {
         case "cancelled":
           throw new GateRefusal("cancelled", `Confirmation ${id} was cancelled; nothing was sent.`);
         default:
-          return this.deliver(
-            current.state === "pending"
-              ? { ...current, confirmedAt: new Date(this.clock()).toISOString() }
-              : current,
-          );
+          return this.deliver(current);
       }
     });
   }
@@ -255,6 +290,7 @@ export class WriteGate {
   ): Promise<Intent> {
     return this.exclusive(idOf(confirmationId) ?? confirmationId, async () => {
       const id = await this.exactId(confirmationId);
+      await this.refresh(id);
       const intent = this.owned(id, caller, delegatedUser);
       if (intent.state === "cancelled") return intent;
       if (intent.state !== "pending") {
@@ -274,10 +310,27 @@ export class WriteGate {
    * same keys, for this API and key only.
    */
   async recover(): Promise<Intent[]> {
+    return this.finish((i) => i.state === "sending" || i.state === "uncertain");
+  }
+
+  /**
+   * With a shared store: finishes the writes another replica was sending when it died (its
+   * lease has run out), with the same keys. Writes a live replica is sending are left to it.
+   */
+  async recoverAbandoned(): Promise<Intent[]> {
+    for (const stored of await this.options.store.load()) {
+      const known = this.intents.get(stored.id);
+      if (!known || (known.revision ?? 0) < (stored.revision ?? 0))
+        this.intents.set(stored.id, stored);
+    }
+    return this.finish((i) => i.state === "sending" && !this.queues.has(i.id));
+  }
+
+  private async finish(which: (intent: Intent) => boolean): Promise<Intent[]> {
     const { baseUrl, keyId } = this.options.api.settings;
     const unfinished = [...this.intents.values()].filter(
       (i) =>
-        (i.state === "sending" || i.state === "uncertain") &&
+        which(i) &&
         i.confirmedAt !== null &&
         i.upstream.baseUrl === baseUrl &&
         i.upstream.keyId === keyId,
@@ -287,7 +340,8 @@ export class WriteGate {
     // Each on its own: one that cannot be finished never holds the others back.
     const settled = await Promise.allSettled(
       unfinished.map((i) =>
-        this.exclusive(i.id, () => this.deliver(this.intents.get(i.id) as Intent)),
+        // One another live process is delivering is left to it: no waiting here.
+        this.exclusive(i.id, () => this.deliver(this.intents.get(i.id) as Intent, 0)),
       ),
     );
     return settled.flatMap((outcome, n) => {
@@ -305,23 +359,70 @@ export class WriteGate {
     return [...this.intents.values()].filter((i) => i.state === state).length;
   }
 
-  private async deliver(intent: Intent): Promise<Intent> {
-    if (intentDigest(intent) !== intent.digest) {
-      // The stored request no longer matches what was confirmed: never send it.
-      return this.persist({
-        ...intent,
-        state: "failed",
-        error: {
-          code: "tampered",
-          message: "The stored write changed after it was drafted; it was not sent.",
-        },
-      });
+  /**
+   * Takes the delivery lease and sends, or else waits for whoever holds it: however many
+   * processes confirm one intent at once, one request is on the wire at a time, and a lease
+   * left by a dead process is taken over after it runs out (same Idempotency-Key).
+   */
+  private async deliver(seen: Intent, waitMs?: number): Promise<Intent> {
+    const deadline =
+      this.clock() + (waitMs ?? this.options.waitForOtherDeliveryMs ?? this.leaseMs() * 2);
+    let intent = seen;
+    for (;;) {
+      if (!["pending", "sending", "uncertain"].includes(intent.state)) return intent;
+      if (intent.state === "pending" && this.clock() > Date.parse(intent.expiresAt)) return intent;
+      if (intentDigest(intent) !== intent.digest) return this.refuseTampered(intent);
+      const claimed = await this.options.store.replace(
+        this.stamped({
+          ...intent,
+          state: "sending",
+          confirmedAt: intent.confirmedAt ?? new Date(this.clock()).toISOString(),
+          attempts: intent.attempts + 1,
+        }),
+        intent.revision ?? 0,
+        { owner: this.owner, ms: this.leaseMs() },
+      );
+      if (claimed) {
+        this.intents.set(claimed.id, claimed);
+        return this.send(claimed);
+      }
+      // Another process changed it or is delivering it: look again shortly.
+      if (this.clock() > deadline) return (await this.refresh(intent.id)) ?? intent;
+      await sleep(POLL_MS);
+      intent = (await this.refresh(intent.id)) ?? intent;
     }
-    let current = await this.persist({
+  }
+
+  private async refuseTampered(intent: Intent): Promise<Intent> {
+    // The stored request no longer matches what was confirmed: never send it.
+    return this.persist({
       ...intent,
-      state: "sending",
-      attempts: intent.attempts + 1,
+      state: "failed",
+      error: {
+        code: "tampered",
+        message: "The stored write changed after it was drafted; it was not sent.",
+      },
     });
+  }
+
+  /** Sends a claimed intent, keeping its lease alive meanwhile, and records the outcome. */
+  private async send(intent: Intent): Promise<Intent> {
+    let current = intent;
+    const lease = { owner: this.owner, ms: this.leaseMs() };
+    const heartbeat = setInterval(
+      () => {
+        this.options.store.renew(intent.id, lease).then(
+          (held) => {
+            if (!held)
+              this.options.logger.warn({ intent: intent.id }, "lost the delivery lease mid-send");
+          },
+          (error: unknown) =>
+            this.options.logger.warn({ intent: intent.id, err: error }, "could not renew a lease"),
+        );
+      },
+      Math.max(100, Math.floor(lease.ms / 3)),
+    );
+    heartbeat.unref();
     try {
       const result = await this.options.api.send(
         this.routeOf(intent),
@@ -371,8 +472,41 @@ export class WriteGate {
         },
         "write not confirmed by the API",
       );
+    } finally {
+      clearInterval(heartbeat);
     }
-    return this.persist(current);
+    const settled = await this.options.store.settle(this.stamped(current), this.owner);
+    if (settled) {
+      this.intents.set(settled.id, settled);
+      return settled;
+    }
+    // Our lease ran out and another process took the delivery over (same key): its outcome wins.
+    this.options.logger.warn(
+      { intent: intent.id },
+      "a delivery outlived its lease; the process that took it over records the outcome",
+    );
+    return (await this.refresh(intent.id)) ?? current;
+  }
+
+  private leaseMs(): number {
+    return this.options.deliveryLeaseMs ?? DELIVERY_LEASE_MS;
+  }
+
+  private stamped(intent: Intent): Intent {
+    return { ...intent, updatedAt: new Date(this.clock()).toISOString() };
+  }
+
+  /**
+   * The latest known state of an intent: the store's when another process wrote it since (a
+   * higher revision), else what this process holds. Null when neither has it.
+   */
+  private async refresh(id: string): Promise<Intent | null> {
+    const stored = await this.options.store.read(id);
+    const known = this.intents.get(id);
+    if (!stored) return known ?? null;
+    if (known && (known.revision ?? 0) >= (stored.revision ?? 0)) return known;
+    this.intents.set(id, stored);
+    return stored;
   }
 
   /**
@@ -451,9 +585,16 @@ export class WriteGate {
     return intent;
   }
 
+  /** Stores a change made from the revision this process last saw; refused if another came first. */
   private async persist(intent: Intent): Promise<Intent> {
-    const saved = { ...intent, updatedAt: new Date(this.clock()).toISOString() };
-    await this.options.store.save(saved);
+    const saved = await this.options.store.replace(this.stamped(intent), intent.revision ?? 0);
+    if (!saved) {
+      await this.refresh(intent.id);
+      throw new GateRefusal(
+        "changed",
+        `The write ${intent.id} was changed by another server process at the same moment; nothing was sent by this call. Look at it again (confirm or cancel once more).`,
+      );
+    }
     this.intents.set(saved.id, saved);
     return saved;
   }
@@ -470,6 +611,13 @@ export class WriteGate {
       .catch(() => {});
     return next;
   }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An expiry another process already recorded (or overtook) is no reason to fail. */
+function ignoreConflict(error: unknown): void {
+  if (!(error instanceof GateRefusal && error.reason === "changed")) throw error;
 }
 
 export function describeUser(user: DelegatedUser | null): string | null {

@@ -72,6 +72,8 @@ export interface Intent {
   confirmedAt: string | null;
   updatedAt: string;
   attempts: number;
+  /** How many times the store wrote it: what a compare-and-set compares (absent: never stored). */
+  revision?: number;
   result: unknown;
   error: { code: string; message: string; status?: number; reasonCode?: string } | null;
 }

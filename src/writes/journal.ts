@@ -5,13 +5,38 @@ import { z } from "zod";
 import type { Logger } from "../log.js";
 import type { Intent } from "./intent.js";
 
-/** Where intents live. A file store here; a shared store (Redis) can take its place later. */
+/** Who delivers a confirmed intent, and for how long before another process may take over. */
+export interface DeliveryLease {
+  owner: string;
+  ms: number;
+}
+
+/**
+ * Where intents live: files in the state directory (one process), or Redis (several replicas).
+ * Every change the gate makes goes through `replace`, a compare-and-set on the intent's
+ * revision, so two processes can never both move one intent on from the same state.
+ */
 export interface IntentStore {
   load(): Promise<Intent[]>;
   /** One intent, or null when there is none (or it cannot be trusted). */
   read(id: string): Promise<Intent | null>;
+  /** Writes the intent as it is, whatever is stored (tests and tools; the gate uses replace). */
   save(intent: Intent): Promise<void>;
   remove(id: string): Promise<void>;
+  /**
+   * Stores `next` only if the stored revision is still `expected` (0: none stored yet) and, with
+   * a lease, no other owner holds a live delivery lease on it, which this call then takes.
+   * Returns what was stored (its revision one higher), or null when another change came first.
+   */
+  replace(next: Intent, expected: number, lease?: DeliveryLease): Promise<Intent | null>;
+  /**
+   * Records a delivery's outcome only while `owner` still holds the lease (a fencing check: a
+   * process whose lease ran out and was taken over must not overwrite the new deliverer's
+   * state), then releases it. Null when the lease was lost.
+   */
+  settle(next: Intent, owner: string): Promise<Intent | null>;
+  /** Extends the owner's lease while the request is on the wire; false when it was lost. */
+  renew(id: string, lease: DeliveryLease): Promise<boolean>;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
@@ -33,6 +58,7 @@ const storedIntent = z.looseObject({
   confirmedAt: z.string().nullable(),
   updatedAt: z.string(),
   attempts: z.number(),
+  revision: z.number().int().nonnegative().optional(),
 });
 
 /**
@@ -107,6 +133,26 @@ export class FileJournal implements IntentStore {
     await syncDirectory(this.dir);
   }
 
+  /** One process owns a state directory, and the gate runs one step per intent at a time. */
+  async replace(next: Intent, expected: number): Promise<Intent | null> {
+    const current = await this.read(next.id);
+    if ((current?.revision ?? 0) !== expected) return null;
+    const saved = { ...next, revision: expected + 1 };
+    await this.save(saved);
+    return saved;
+  }
+
+  async settle(next: Intent): Promise<Intent | null> {
+    const current = await this.read(next.id);
+    const saved = { ...next, revision: (current?.revision ?? 0) + 1 };
+    await this.save(saved);
+    return saved;
+  }
+
+  async renew(): Promise<boolean> {
+    return true;
+  }
+
   async remove(id: string): Promise<void> {
     if (!ID_PATTERN.test(id)) return;
     await rm(join(this.dir, `${id}.json`), { force: true });
@@ -130,7 +176,7 @@ export class FileJournal implements IntentStore {
 }
 
 /** The intent a file holds, or why it cannot be trusted. */
-function trust(text: string, name: string): Intent | string {
+export function trust(text: string, name: string): Intent | string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -149,7 +195,7 @@ function trust(text: string, name: string): Intent | string {
 }
 
 /** What a damaged file still shows of the intent, read field by field from the raw text. */
-function recoverable(text: string): Record<string, string> {
+export function recoverable(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const field of ["id", "state", "operation", "idempotencyKey", "confirmedAt"]) {
     const match = new RegExp(`"${field}"\\s*:\\s*"([^"\\\\]{1,200})"`).exec(text);
