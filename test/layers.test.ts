@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
  * stands apart: an independent oracle, it imports nothing from the client side.
  */
 const LAYERS: Array<[string, RegExp]> = [
-  ["leaves", /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics)\.ts$/],
+  ["leaves", /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics|aead)\.ts$/],
   ["config", /^src\/config\.ts$/],
   ["state", /^src\/state\//],
   ["http", /^src\/http\//],

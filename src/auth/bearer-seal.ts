@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { hkdfSync } from "node:crypto";
+import * as aead from "../aead.js";
 
 /**
  * The key that encrypts a shared bearer, derived from the API secret (HKDF-SHA256) and bound to
@@ -11,25 +12,10 @@ export function bearerKey(secret: string, baseUrl: string, keyId: string): Buffe
   );
 }
 
-/** AES-256-GCM, a fresh 12-byte IV each time; `context` is authenticated, not stored. */
-export function sealBearer(key: Buffer, plaintext: string, context: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
-  cipher.setAAD(Buffer.from(context));
-  const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64url");
-}
+/** The bearer sealed (AES-256-GCM); `context` is authenticated, not stored. */
+export const sealBearer = (key: Buffer, plaintext: string, context: string): string =>
+  aead.seal(key, plaintext, Buffer.from(context));
 
 /** The plaintext, or null when the value was not sealed with this key for this context. */
-export function openBearer(key: Buffer, sealed: string, context: string): string | null {
-  try {
-    const raw = Buffer.from(sealed, "base64url");
-    if (raw.length < 29) return null;
-    const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
-    decipher.setAAD(Buffer.from(context));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
-  } catch {
-    return null;
-  }
-}
+export const openBearer = (key: Buffer, sealed: string, context: string): string | null =>
+  aead.open(key, sealed, Buffer.from(context));

@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import * as aead from "../aead.js";
 
 /**
  * The request state of an input-required round trip (MCP 2026-07-28): the client keeps it and
@@ -69,11 +70,7 @@ export class Sealer {
   }
 
   seal(state: SealedState): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
-    cipher.setAAD(AAD);
-    const body = Buffer.concat([cipher.update(JSON.stringify(state), "utf8"), cipher.final()]);
-    return `${VERSION}.${Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url")}`;
+    return `${VERSION}.${aead.seal(this.key, JSON.stringify(state), AAD)}`;
   }
 
   /** The state inside, or a SealError saying in a few words why it cannot be trusted. */
@@ -81,20 +78,10 @@ export class Sealer {
     const [version, payload] = sealed.split(".");
     if (version !== VERSION || !payload)
       throw new SealError("it is not a request state of this server");
-    const raw = Buffer.from(payload, "base64url");
-    if (raw.length < 12 + 16 + 2) throw new SealError("it is truncated");
-    let text: string;
-    try {
-      const decipher = createDecipheriv("aes-256-gcm", this.key, raw.subarray(0, 12));
-      decipher.setAAD(AAD);
-      decipher.setAuthTag(raw.subarray(raw.length - 16));
-      text = Buffer.concat([
-        decipher.update(raw.subarray(12, raw.length - 16)),
-        decipher.final(),
-      ]).toString("utf8");
-    } catch {
-      throw new SealError("it was altered, or sealed with another key");
-    }
+    if (Buffer.from(payload, "base64url").length < 12 + 16 + 2)
+      throw new SealError("it is truncated");
+    const text = aead.open(this.key, payload, AAD);
+    if (text === null) throw new SealError("it was altered, or sealed with another key");
     const state = JSON.parse(text) as SealedState;
     if (this.clock() > state.expires) throw new SealError("it has expired");
     return state;
