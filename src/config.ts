@@ -45,8 +45,50 @@ export interface ServerSettings {
   shutdownGraceSeconds: number;
 }
 
-/** How a human confirms a write: inside the call (form elicitation), or with confirm_write. */
-export type ConfirmMode = "auto" | "elicitation" | "two-step";
+/**
+ * A way a human confirms a write: the client's own form (elicitation), an MCP Apps card, or the
+ * assistant calling confirm_write after asking in the chat.
+ */
+export type ConfirmWay = "form" | "app" | "two-step";
+
+/** The ways allowed, in order of preference: a preset name, one way, or a list of ways. */
+export type ConfirmMode = "auto" | "elicitation" | ConfirmWay | readonly ConfirmWay[];
+
+const CONFIRM_PRESETS: Record<string, readonly ConfirmWay[]> = {
+  auto: ["form", "app", "two-step"],
+  elicitation: ["form"],
+  form: ["form"],
+  app: ["app"],
+  "two-step": ["two-step"],
+};
+
+/** The ways a mode allows, in order: the first one the client supports is used. */
+export function confirmWays(mode: ConfirmMode): readonly ConfirmWay[] {
+  if (typeof mode !== "string") return mode;
+  return CONFIRM_PRESETS[mode] ?? [];
+}
+
+/** PORTFOLIO_CONFIRM: `auto`, `elicitation`, or a comma list of form, app and two-step. */
+const confirmSetting = z.string().transform((value, ctx): ConfirmMode => {
+  const names = list(value);
+  if (names.length === 1 && names[0] && CONFIRM_PRESETS[names[0]]) return names[0] as ConfirmMode;
+  const ways: ConfirmWay[] = [];
+  for (const name of names) {
+    if (name !== "form" && name !== "app" && name !== "two-step") {
+      ctx.addIssue({
+        code: "custom",
+        message: `${JSON.stringify(name)} is not a way to confirm: use auto, elicitation, or a comma list of form, app and two-step`,
+      });
+      return z.NEVER;
+    }
+    if (!ways.includes(name)) ways.push(name);
+  }
+  if (ways.length === 0) {
+    ctx.addIssue({ code: "custom", message: "must name at least one way to confirm" });
+    return z.NEVER;
+  }
+  return ways;
+});
 
 export interface WriteSettings {
   /** No write tool at all when true. */
@@ -201,8 +243,8 @@ const variables = z.object({
   PORTFOLIO_EXPORT_DIR: optional(z.string()).describe(
     "Where export_inrev_report also saves the workbook.",
   ),
-  PORTFOLIO_CONFIRM: optional(z.enum(["auto", "elicitation", "two-step"])).describe(
-    "auto (default), elicitation or two-step: how a human confirms writes.",
+  PORTFOLIO_CONFIRM: optional(confirmSetting).describe(
+    "How a human confirms writes: auto (default: form, else app card, else two-step), elicitation, app, two-step, or a comma list of form, app, two-step in order of preference.",
   ),
   PORTFOLIO_READ_ONLY: optional(z.enum(["true", "false", "1", "0"])).describe(
     "true registers no write tool (default false).",
@@ -365,11 +407,12 @@ function isUrl(value: string): boolean {
   }
 }
 
-const list = (value: string | undefined): string[] =>
-  (value ?? "")
+function list(value: string | undefined): string[] {
+  return (value ?? "")
     .split(",")
     .map((v) => v.trim())
     .filter(Boolean);
+}
 
 /** The per-user data directory each platform expects. */
 export function defaultStateDir(

@@ -7,17 +7,18 @@ import {
 import type { ApiClient } from "./api/client.js";
 import type { Directory } from "./api/directory.js";
 import { offerFor } from "./api/offer.js";
-import type { ConfirmMode, DelegatedUser } from "./config.js";
+import { rendersApps } from "./apps/catalog.js";
+import { type ConfirmMode, confirmWays, type DelegatedUser } from "./config.js";
 import { select } from "./inventory/index.js";
 import type { ToolContext } from "./inventory/types.js";
 import type { Logger } from "./log.js";
 import { installCompletions } from "./mcp/completions.js";
-import type { ConfirmationDeps } from "./mcp/confirm.js";
+import { type ConfirmationDeps, clientCapabilities } from "./mcp/confirm.js";
 import { formValidator } from "./mcp/form-validator.js";
 import { SERVER_ICONS } from "./mcp/icons.js";
 import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
-import { installTools } from "./mcp/tools.js";
+import { installTools, viewsOffered } from "./mcp/tools.js";
 import { VERSION } from "./version.js";
 import type { WriteGate } from "./writes/gate.js";
 import type { Caller } from "./writes/intent.js";
@@ -118,7 +119,9 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
     exportDir: deps.exportDir,
     signal: ctx.mcpReq.signal,
     progress: progressReporter(ctx),
-    writes: writes ? { gate: writes.gate, caller: identify(ctx) } : undefined,
+    writes: writes
+      ? { gate: writes.gate, caller: identify(ctx), sealer: writes.sealer }
+      : undefined,
     offer,
     toolFor: (id) => selection.toolByOperation.get(id) ?? null,
   });
@@ -127,7 +130,15 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
     : null;
 
   installTools(server, selection, contextFor, confirmation, deps.logger);
-  installResources(server, selection, contextFor, deps.logger);
+  const cards = confirmation !== null && confirmWays(confirmation.mode).includes("app");
+  installResources(
+    server,
+    selection,
+    contextFor,
+    deps.logger,
+    viewsOffered(selection, cards),
+    (ctx) => rendersApps(clientCapabilities(server, ctx)),
+  );
   installPrompts(server, selection, contextFor);
   installCompletions(server, selection, deps.directory, deps.logger);
   return server;

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
  * Layers point down only (DESIGN.md): a module imports from its own layer or below. The order,
  * from the bottom: shared leaves, configuration, the shared
  * state's connection (Redis), the HTTP attempt loop, auth, the API client,
- * model-facing errors, writes, the inventory's types, the toolkit, the domains, the long tail
+ * model-facing errors, writes, the MCP Apps views, the inventory's types, the toolkit, the domains, the long tail
  * (discovery and the generic tools over the key's contract), the inventory,
  * the MCP handlers, the server, the transports, then the app and the command line. The sandbox
  * stands apart: an independent oracle, it imports nothing from the client side.
@@ -20,6 +20,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ["api", /^src\/api\//],
   ["errors", /^src\/(errors|readiness)\.ts$/],
   ["writes", /^src\/writes\//],
+  ["apps", /^src\/apps\//],
   ["inventory types", /^src\/inventory\/types\.ts$/],
   ["toolkit", /^src\/toolkit\//],
   ["domains", /^src\/domains\//],

@@ -3,6 +3,7 @@ import { WRITE_OPERATIONS } from "../api/catalogue.js";
 import { UserFacingError } from "../errors.js";
 import { type Domain, defineTool, type ToolContext } from "../inventory/types.js";
 import { settled } from "../toolkit/refusals.js";
+import { draftOfCard } from "../writes/card.js";
 import { outcomeOf, outcomeSchema } from "../writes/outcome.js";
 
 const confirmationId = z
@@ -16,9 +17,17 @@ function gate(ctx: ToolContext) {
   return ctx.writes;
 }
 
+const cardToken = z
+  .string()
+  .min(1)
+  .max(2_000)
+  .describe("The token of the draft's app_confirmation, exactly as the card received it.");
+
 /**
- * The two-step path, for clients that can show neither a form nor an app: the assistant asks
- * the person, then settles the draft by its spelled-out id.
+ * The tools that settle a draft. The two-step pair is the model's, for clients that can show
+ * neither a form nor an app: the assistant asks the person, then settles the draft by its
+ * spelled-out id. The app pair is the confirmation card's alone (hosts do not offer app-only
+ * tools to the model): its buttons call them with the token sealed for the draft it shows.
  */
 export const confirmation: Domain = {
   tools: [
@@ -36,6 +45,7 @@ export const confirmation: Domain = {
         openWorldHint: true,
       },
       operations: WRITE_OPERATIONS,
+      settles: "two-step",
       output: outcomeSchema,
       input: z.strictObject({ confirmation_id: confirmationId }),
       async run({ confirmation_id }, ctx) {
@@ -63,6 +73,7 @@ export const confirmation: Domain = {
         openWorldHint: false,
       },
       operations: [],
+      settles: "two-step",
       output: outcomeSchema,
       input: z.strictObject({ confirmation_id: confirmationId }),
       async run({ confirmation_id }, ctx) {
@@ -70,6 +81,66 @@ export const confirmation: Domain = {
         return {
           structured: outcomeOf(
             await writes.gate.cancel(confirmation_id, writes.caller, ctx.session.delegatedUser),
+          ),
+        };
+      },
+    }),
+    defineTool({
+      kind: "run",
+      name: "app_confirm_write",
+      title: "Confirm (card)",
+      description:
+        "The Confirm button of the confirmation card: sends the draft the card shows, exactly as previewed, once.",
+      family: "confirmation",
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: true,
+      },
+      operations: WRITE_OPERATIONS,
+      settles: "app",
+      view: "confirm-write",
+      output: outcomeSchema,
+      input: z.strictObject({ token: cardToken }),
+      async run({ token }, ctx) {
+        const writes = gate(ctx);
+        const user = ctx.session.delegatedUser;
+        const intent = await draftOfCard(token, writes, writes.caller, user);
+        return {
+          structured: outcomeOf(
+            settled(
+              ctx.session,
+              await writes.gate.confirm(intent.confirmationId, writes.caller, user),
+            ),
+          ),
+        };
+      },
+    }),
+    defineTool({
+      kind: "run",
+      name: "app_cancel_write",
+      title: "Cancel (card)",
+      description: "The Cancel button of the confirmation card: drops the draft; nothing is sent.",
+      family: "confirmation",
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      operations: [],
+      settles: "app",
+      view: "confirm-write",
+      output: outcomeSchema,
+      input: z.strictObject({ token: cardToken }),
+      async run({ token }, ctx) {
+        const writes = gate(ctx);
+        const user = ctx.session.delegatedUser;
+        const intent = await draftOfCard(token, writes, writes.caller, user);
+        return {
+          structured: outcomeOf(
+            await writes.gate.cancel(intent.confirmationId, writes.caller, user),
           ),
         };
       },

@@ -75,6 +75,7 @@ export const operations: Domain = {
       family: "operations",
       operation: "operation_get",
       input: q.operation_get.params,
+      view: "operation",
     }),
     listTool({
       name: "list_operation_notes",

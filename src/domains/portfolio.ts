@@ -14,6 +14,7 @@ export const portfolio: Domain = {
       family: "portfolio",
       operation: "portfolio_get",
       toRequest: () => ({}),
+      view: "overview",
     }),
   ],
   resources: [

@@ -113,6 +113,10 @@ export function select(offer: Offer, from: Inventory = INVENTORY): Selection {
   if (cached) return cached;
   const list = offer.rules.allowlist;
   const named = (t: ToolDefinition) => list === null || list.has(t.name);
+  // The card's buttons come with the two-step pair an allowlist names (app_confirm_write with
+  // confirm_write): a client is offered whichever pair suits it (src/mcp/tools.ts).
+  const namedPair = (t: ToolDefinition) =>
+    t.settles === "app" && named({ ...t, name: t.name.replace(/^app_/, "") });
   const curated = (t: ToolDefinition) =>
     (!offer.rules.readOnly || t.annotations.readOnlyHint) &&
     t.operations.every(
@@ -133,7 +137,7 @@ export function select(offer: Offer, from: Inventory = INVENTORY): Selection {
     (t) => (t.kind === "draft" && curated(t)) || (t.reach === "write" && reachable("write")),
   );
   const tools = from.tools.filter((t) => {
-    if (t.family === "confirmation") return drafts.length > 0 && named(t);
+    if (t.family === "confirmation") return drafts.length > 0 && (named(t) || namedPair(t));
     if (t.reach === "any") return reachable("read") || reachable("write");
     if (t.reach) return reachable(t.reach);
     return curated(t);

@@ -4,10 +4,12 @@ import type { OperationId } from "../api/catalogue.js";
 import type { ApiClient } from "../api/client.js";
 import type { Directory } from "../api/directory.js";
 import type { Offer } from "../api/offer.js";
+import type { AppViewName } from "../apps/catalog.js";
 import type { DelegatedUser } from "../config.js";
 import type { Logger } from "../log.js";
 import type { WriteDraft, WriteGate } from "../writes/gate.js";
 import type { Caller } from "../writes/intent.js";
+import type { Sealer } from "../writes/seal.js";
 
 /**
  * What the server offers, as data: tools, resources and prompts, each declared once in its
@@ -63,8 +65,8 @@ export interface ToolContext {
   exportDir: string | null;
   /** Reports progress when the client asked for it (a progress token); otherwise does nothing. */
   progress(done: number, total?: number, message?: string): Promise<void>;
-  /** The write gate and who is calling; absent on a read-only server. */
-  writes?: { gate: WriteGate; caller: Caller };
+  /** The write gate, who is calling, and the key of confirmation tokens; absent when read-only. */
+  writes?: { gate: WriteGate; caller: Caller; sealer: Sealer };
   /** What this caller is offered of the API, for the generic tools. */
   offer: Offer;
   /** The curated tool offered for an operation, if any: better than the generic ones. */
@@ -93,6 +95,13 @@ interface ToolBase<I extends z.ZodObject, O extends z.ZodObject> {
    * is offered one), instead of fixed operations.
    */
   reach?: "read" | "write" | "any";
+  /** The MCP Apps view a host renders its result in (the text result stays the model's). */
+  view?: AppViewName;
+  /**
+   * For the tools that settle drafts: the way of confirming they serve. Each client is offered
+   * only those of the way it confirms by (two-step tools to the model, app tools to the card).
+   */
+  settles?: "two-step" | "app";
   input: I;
   output: O;
 }

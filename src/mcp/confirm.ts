@@ -10,10 +10,12 @@ import {
   type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import type { ConfirmMode } from "../config.js";
+import { rendersApps } from "../apps/catalog.js";
+import { type ConfirmMode, confirmWays } from "../config.js";
 import { UserFacingError } from "../errors.js";
 import type { DraftTool, ToolContext } from "../inventory/types.js";
 import { settled } from "../toolkit/refusals.js";
+import { cardToken } from "../writes/card.js";
 import { describeUser, type WriteGate } from "../writes/gate.js";
 import { type Caller, canonicalDigest, type Intent } from "../writes/intent.js";
 import { type Outcome, outcomeOf } from "../writes/outcome.js";
@@ -46,29 +48,67 @@ export interface ConfirmationDeps {
 
 /**
  * How a person confirms this call (DESIGN decision 5): in a form inside the call for a 2025
- * session, in an input-required round trip for a 2026 client, or with confirm_write where the
- * client shows no form. The protocol only carries the question; the gate decides what is sent.
+ * session, in an input-required round trip for a 2026 client, in an MCP Apps card whose
+ * buttons the model cannot press, or with confirm_write where the client has none of these.
+ * The first way PORTFOLIO_CONFIRM allows that the client supports is used. The protocol only
+ * carries the question; the gate decides what is sent.
  */
-type Channel = "input-required" | "in-call" | "two-step";
+export type Channel = "input-required" | "in-call" | "app" | "two-step";
 
-export function channelFor(server: Server, ctx: ServerContext, mode: ConfirmMode): Channel | null {
-  const modern = ctx.mcpReq.envelope !== undefined;
-  const capabilities = modern
+/**
+ * What the client can do: a 2026 request says it in its envelope; a 2025 client said it at
+ * initialize, on a connection that can carry our questions (a stateless 2025 request has none,
+ * so it gets what needs no capability).
+ */
+export function clientCapabilities(
+  server: Server,
+  ctx: ServerContext,
+): ClientCapabilities | undefined {
+  return ctx.mcpReq.envelope !== undefined
     ? ((ctx.mcpReq.envelope as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY] as
         | ClientCapabilities
         | undefined)
     : server.getClientCapabilities();
+}
+
+export function channelFor(server: Server, ctx: ServerContext, mode: ConfirmMode): Channel | null {
+  const modern = ctx.mcpReq.envelope !== undefined;
+  const capabilities = clientCapabilities(server, ctx);
   const elicitation = capabilities?.elicitation;
   // A bare `elicitation: {}` means form elicitation (specification, client capabilities).
   const canAsk =
     elicitation !== undefined &&
     (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
-  if (mode === "two-step") return "two-step";
-  // A 2025 client that declared elicitation did so at initialize, on a connection that can
-  // carry our question (a stateless 2025 request has no capabilities, so it gets two-step).
-  if (canAsk) return modern ? "input-required" : "in-call";
-  return mode === "elicitation" ? null : "two-step";
+  for (const way of confirmWays(mode)) {
+    if (way === "form" && canAsk) return modern ? "input-required" : "in-call";
+    if (way === "app" && rendersApps(capabilities)) return "app";
+    if (way === "two-step") return "two-step";
+  }
+  return null;
 }
+
+/** Which confirmation tools a client is offered: the card's when it confirms in the card. */
+export const settlingWay = (channel: Channel | null): "app" | "two-step" =>
+  channel === "app" ? "app" : "two-step";
+
+const WAY_WORDS = { form: "a confirmation form", app: "an MCP Apps card", "two-step": "" };
+
+/** Why nothing can be drafted for this client: the ways allowed, and that it has none. */
+function noWayToConfirm(mode: ConfirmMode): UserFacingError {
+  const ways = confirmWays(mode).filter((w) => w !== "two-step");
+  const setting = typeof mode === "string" ? mode : mode.join(",");
+  if (ways.length === 1 && ways[0] === "form")
+    return new UserFacingError(
+      `This server confirms writes inside the client (PORTFOLIO_CONFIRM=${setting}), and this client cannot show a confirmation form; nothing was drafted.`,
+    );
+  const shown = ways.map((w) => WAY_WORDS[w]).join(" or ");
+  return new UserFacingError(
+    `This server confirms writes only in ${shown} (PORTFOLIO_CONFIRM=${setting}), and this client can show ${ways.length > 1 ? "neither" : "none"}; nothing was drafted.`,
+  );
+}
+
+const CARD_NOTE =
+  "Nothing has been written. The user confirms or cancels in the card shown with this result; do not ask them to confirm in the chat, and do not say it was written until the card reports it.";
 
 /**
  * A draft tool's call: the first round drafts and asks; an input-required retry carries the
@@ -89,11 +129,7 @@ export async function supervise(
   if (typeof sealed === "string") return answered(tool, args, sealed, caller, context, ctx, deps);
 
   const channel = channelFor(server, ctx, deps.mode);
-  if (channel === null) {
-    throw new UserFacingError(
-      "This server confirms writes inside the client (PORTFOLIO_CONFIRM=elicitation), and this client cannot show a confirmation form; nothing was drafted.",
-    );
-  }
+  if (channel === null) throw noWayToConfirm(deps.mode);
   const fixed = tool.writes === "offered" ? null : tool.writes;
   const actsAsUser = (id: string) => context.api.routes.get(id)?.capability != null;
   // Refused before anything is drafted: a human must never approve what the API will refuse.
@@ -113,6 +149,12 @@ export async function supervise(
   switch (channel) {
     case "two-step":
       return outcome(outcomeOf(intent));
+    case "app":
+      return outcome({
+        ...outcomeOf(intent),
+        message: CARD_NOTE,
+        app_confirmation: cardToken(deps.sealer, intent, caller, user),
+      });
     case "input-required":
       return ask(
         intent,
@@ -242,9 +284,11 @@ async function cancelled(
   };
 }
 
+/** The outcome as a result; a card's token goes to the card only, never into the text. */
 function outcome(structured: Outcome): CallToolResult {
+  const { app_confirmation, ...told } = structured;
   return {
-    content: [{ type: "text", text: JSON.stringify(structured) }],
+    content: [{ type: "text", text: JSON.stringify(told) }],
     structuredContent: structured as unknown as Record<string, unknown>,
   };
 }

@@ -8,6 +8,7 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { asListPage } from "../api/response.js";
+import { APP_CSP, APP_MIME_TYPE, APP_VIEWS, type AppViewName, appHtml } from "../apps/catalog.js";
 import { invalidArguments, userMessage } from "../errors.js";
 import { describeIssue } from "../field-errors.js";
 import { ApiError } from "../http/errors.js";
@@ -54,6 +55,8 @@ export function installResources(
   selection: Selection,
   contextFor: (ctx: ServerContext) => ToolContext,
   logger: Logger,
+  views: readonly AppViewName[] = [],
+  appsShown: (ctx: ServerContext) => boolean = () => false,
 ): void {
   const toolByName = new Map(selection.tools.map((t) => [t.name, t]));
   const listed = (r: ResourceDefinition) => ({
@@ -67,20 +70,45 @@ export function installResources(
     uriTemplate: r.uri,
     ...listed(r),
   }));
+  const appViews = views.map((name) => APP_VIEWS[name]);
   const fixed: Resource[] = selection.resources
     .filter((r) => !isTemplate(r))
     .map((r) => ({ uri: r.uri, ...listed(r) }));
+  // Listed to clients that render MCP Apps; readable by any (a host may fetch one ahead).
+  const viewResources: Resource[] = appViews.map((view) => ({
+    uri: view.uri,
+    name: view.name,
+    title: view.title,
+    description: view.description,
+    mimeType: APP_MIME_TYPE,
+    _meta: { ui: { csp: APP_CSP } },
+  }));
   const listsOperations = toolByName.has("get_operation") && toolByName.has("list_operations");
 
   server.setRequestHandler("resources/templates/list", () => ({ resourceTemplates: templates }));
-  server.setRequestHandler("resources/list", async (_request, ctx) => ({
-    resources: listsOperations
-      ? [...fixed, ...(await firstOperations(contextFor(ctx), logger))]
-      : fixed,
-  }));
+  server.setRequestHandler("resources/list", async (_request, ctx) => {
+    const own = appsShown(ctx) ? [...fixed, ...viewResources] : fixed;
+    return {
+      resources: listsOperations
+        ? [...own, ...(await firstOperations(contextFor(ctx), logger))]
+        : own,
+    };
+  });
 
   server.setRequestHandler("resources/read", async (request, ctx): Promise<ReadResourceResult> => {
     const uri = request.params.uri;
+    const view = appViews.find((v) => v.uri === uri);
+    if (view)
+      return {
+        contents: [
+          {
+            uri,
+            mimeType: APP_MIME_TYPE,
+            text: appHtml(view.name),
+            _meta: { ui: { csp: APP_CSP, prefersBorder: true } },
+          },
+        ],
+      };
     const found = matchResource(selection.resources, uri);
     if (!found)
       throw new ResourceNotFoundError(uri, `No resource ${uri}; see resources/templates/list.`);

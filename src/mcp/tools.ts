@@ -6,35 +6,100 @@ import type {
   ServerContext,
 } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+import { APP_VIEWS, type AppViewName, rendersApps } from "../apps/catalog.js";
 import { closest } from "../closest.js";
+import { confirmWays } from "../config.js";
 import { invalidArguments, userMessage } from "../errors.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { type Selection, whyNotOffered } from "../inventory/index.js";
 import type { ToolContext, ToolDefinition } from "../inventory/types.js";
 import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
-import { type ConfirmationDeps, supervise } from "./confirm.js";
+import {
+  type ConfirmationDeps,
+  channelFor,
+  clientCapabilities,
+  settlingWay,
+  supervise,
+} from "./confirm.js";
 import { logFailure } from "./failures.js";
 import { familyIcons } from "./icons.js";
 import { listedSchema } from "./schema.js";
 
 type ListedTool = ListToolsResult["tools"][number];
 
+/**
+ * What a listing depends on besides the selection: which confirmation tools the client is
+ * offered (`way`: the card's, or the model's two-step pair), whether it renders MCP Apps (only
+ * then do tools name their views), and whether write tools name the confirmation card
+ * (PORTFOLIO_CONFIRM allows the app way).
+ */
+export interface Surface {
+  way: "app" | "two-step";
+  apps: boolean;
+  cards: boolean;
+}
+
 const listed = new WeakMap<ToolDefinition, ListedTool>();
-const listings = new WeakMap<Selection, ListToolsResult>();
+const listings = new WeakMap<Selection, Map<string, ListToolsResult>>();
 
 /**
- * The `tools/list` answer, computed once per selection and shared by every session and request
- * (each tool's entry once for all selections): JSON Schema generation is the costliest thing a
- * listing does, and it never changes.
+ * The `tools/list` answer, computed once per selection and surface and shared by every session
+ * and request (each tool's entry once for all selections): JSON Schema generation is the
+ * costliest thing a listing does, and it never changes.
  */
-export function toolListing(selection: Selection): ListToolsResult {
-  let listing = listings.get(selection);
+export function toolListing(selection: Selection, surface: Surface): ListToolsResult {
+  let bySurface = listings.get(selection);
+  if (!bySurface) {
+    bySurface = new Map();
+    listings.set(selection, bySurface);
+  }
+  const key = `${surface.way}:${surface.apps}:${surface.cards}`;
+  let listing = bySurface.get(key);
   if (!listing) {
-    listing = { tools: selection.tools.map(listedTool) };
-    listings.set(selection, listing);
+    listing = {
+      tools: selection.tools
+        .filter((t) => t.settles === undefined || t.settles === surface.way)
+        .map((t) =>
+          withView(
+            listedTool(t),
+            surface.apps ? viewOf(t, surface.cards) : null,
+            t.settles === "app",
+          ),
+        ),
+    };
+    bySurface.set(key, listing);
   }
   return listing;
+}
+
+/** The views the tools of a selection are shown in: the ui:// resources to offer. */
+export function viewsOffered(selection: Selection, cards: boolean): AppViewName[] {
+  const views = new Set<AppViewName>();
+  for (const tool of selection.tools) {
+    const view = viewOf(tool, cards);
+    if (view) views.add(view);
+  }
+  return [...views];
+}
+
+/** The MCP Apps view a tool's result is shown in: its own, or the card for a draft. */
+function viewOf(tool: ToolDefinition, cards: boolean): AppViewName | null {
+  if (tool.kind === "draft" || tool.settles === "app") return cards ? "confirm-write" : null;
+  return tool.view ?? null;
+}
+
+/** `_meta.ui` (and the older `ui/resourceUri` key hosts of the first Apps draft read). */
+function withView(entry: ListedTool, view: AppViewName | null, appOnly: boolean): ListedTool {
+  if (!view) return entry;
+  const resourceUri = APP_VIEWS[view].uri;
+  return {
+    ...entry,
+    _meta: {
+      ui: appOnly ? { resourceUri, visibility: ["app"] } : { resourceUri },
+      "ui/resourceUri": resourceUri,
+    },
+  };
 }
 
 function listedTool(tool: ToolDefinition): ListedTool {
@@ -67,7 +132,16 @@ export function installTools(
   logger: Logger,
 ): void {
   const byName = new Map(selection.tools.map((t) => [t.name, t]));
-  server.setRequestHandler("tools/list", () => toolListing(selection));
+  const cards = confirmation !== null && confirmWays(confirmation.mode).includes("app");
+  const wayOf = (ctx: ServerContext) =>
+    settlingWay(confirmation ? channelFor(server, ctx, confirmation.mode) : null);
+  server.setRequestHandler("tools/list", (_request, ctx) =>
+    toolListing(selection, {
+      way: wayOf(ctx),
+      apps: rendersApps(clientCapabilities(server, ctx)),
+      cards,
+    }),
+  );
   server.setRequestHandler(
     "tools/call",
     async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
@@ -85,6 +159,13 @@ export function installTools(
           `Unknown tool ${request.params.name}${near ? `; did you mean ${near}?` : "; see tools/list."}`,
         );
       }
+      if (tool.settles !== undefined && tool.settles !== wayOf(ctx))
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          tool.settles === "app"
+            ? `Tool ${tool.name} is not offered here: it is the Confirm or Cancel button of the confirmation card, for clients that show MCP Apps.`
+            : `Tool ${tool.name} is not offered here: this client confirms writes in the card shown with each draft, where the person presses Confirm or Cancel.`,
+        );
       const args = request.params.arguments ?? {};
       // Checked before zod, whose recursive walk would overflow the stack on deep nesting.
       const deep = tooDeep(args);

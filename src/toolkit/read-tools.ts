@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { OperationId } from "../api/catalogue.js";
 import { withoutShareTokens } from "../api/response.js";
+import type { AppViewName } from "../apps/catalog.js";
 import {
   defineTool,
   type Family,
@@ -52,6 +53,7 @@ export function detailTool(options: {
   operation: OperationId;
   input?: z.ZodObject;
   toRequest?: (args: Record<string, unknown>) => object;
+  view?: AppViewName;
 }): ToolDefinition {
   return defineTool({
     kind: "run",
@@ -59,6 +61,7 @@ export function detailTool(options: {
     title: options.title,
     description: options.description,
     family: options.family,
+    ...(options.view ? { view: options.view } : {}),
     annotations: READ_ONLY,
     operations: [options.operation],
     input: options.input ?? z.strictObject({}),

@@ -15,6 +15,8 @@ export const outcomeSchema = z.object({
   expires_at: z.string().optional(),
   result: z.record(z.string(), z.unknown()).optional(),
   message: z.string(),
+  /** For the confirmation card only: what its buttons pass to app_confirm_write. */
+  app_confirmation: z.object({ token: z.string() }).optional(),
 });
 
 export type Outcome = z.output<typeof outcomeSchema> & {

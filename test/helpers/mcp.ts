@@ -18,6 +18,11 @@ import { FileJournal } from "../../src/writes/journal.js";
 import { Sealer } from "../../src/writes/seal.js";
 import { clientFor, contractRoutes } from "./api.js";
 
+/** What a client that renders MCP Apps declares (the io.modelcontextprotocol/ui extension). */
+export const APPS_CAPABILITY = {
+  extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+};
+
 export interface InMemoryOptions {
   settings?: Partial<ApiSettings>;
   exportDir?: string | null;
@@ -45,6 +50,8 @@ export interface InMemoryOptions {
   contract?: boolean | string | ReadonlyMap<string, Operation>;
   /** PORTFOLIO_ALLOW_SENSITIVE: families or operation ids. */
   allowSensitive?: string[];
+  /** Declare the MCP Apps extension (the client renders ui:// views). */
+  apps?: boolean;
 }
 
 /**
@@ -101,7 +108,12 @@ export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions
   await server.connect(serverSide);
   const client = new Client(
     { name: "portfolio-tests", version: "1.0.0" },
-    options.elicit ? { capabilities: { elicitation: { form: {} } } } : {},
+    {
+      capabilities: {
+        ...(options.elicit ? { elicitation: { form: {} } } : {}),
+        ...(options.apps ? APPS_CAPABILITY : {}),
+      },
+    },
   );
   if (options.elicit) {
     const answer = options.elicit;

@@ -11,6 +11,7 @@ import { WriteGate } from "../../src/writes/gate.js";
 import { FileJournal } from "../../src/writes/journal.js";
 import { Sealer } from "../../src/writes/seal.js";
 import { clientFor } from "./api.js";
+import { APPS_CAPABILITY } from "./mcp.js";
 
 export interface ModernOptions {
   settings?: Partial<ApiSettings>;
@@ -20,6 +21,8 @@ export interface ModernOptions {
   allowedTools?: string[];
   /** Declare form elicitation; answers come from `answer` (auto mode) or by hand. */
   elicitation?: boolean;
+  /** Declare the MCP Apps extension (the client renders ui:// views). */
+  apps?: boolean;
   /** Answers the confirmation form; without it, input-required results come back to the test. */
   answer?: (message: string) => {
     action: "accept" | "decline" | "cancel";
@@ -84,7 +87,10 @@ export async function connectModern(sandbox: Sandbox, options: ModernOptions = {
   const client = new Client(
     { name: "modern-tests", version: "1.0.0" },
     {
-      capabilities: options.elicitation ? { elicitation: { form: {} } } : {},
+      capabilities: {
+        ...(options.elicitation ? { elicitation: { form: {} } } : {}),
+        ...(options.apps ? APPS_CAPABILITY : {}),
+      },
       versionNegotiation: { mode: { pin: "2026-07-28" } },
       ...(options.answer ? {} : { inputRequired: { autoFulfill: false } }),
     },

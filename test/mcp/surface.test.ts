@@ -53,6 +53,20 @@ function compare(kind: string, items: Array<{ name: string }>) {
 }
 
 describe("the MCP surface", () => {
+  it("matches the snapshot of what only a client that renders MCP Apps is offered", async () => {
+    const apps = await connectInMemory(sandbox, { writes: {}, contract: true, apps: true });
+    try {
+      const { tools } = await apps.client.listTools();
+      const { resources } = await apps.client.listResources();
+      compare("apps", [
+        ...tools.filter((t) => t.name.startsWith("app_")),
+        ...resources.filter((r) => r.uri.startsWith("ui://")),
+      ]);
+    } finally {
+      await apps.close();
+    }
+  });
+
   it("matches the committed snapshot of each tool, resource template, resource and prompt", async () => {
     compare("tools", (await mcp.client.listTools()).tools);
     compare("resource-templates", (await mcp.client.listResourceTemplates()).resourceTemplates);
@@ -101,7 +115,8 @@ describe("the MCP surface", () => {
     expect(listing.tools.length).toBeLessThanOrEqual(40);
     for (const tool of listing.tools)
       expect(tool.description?.length ?? 0, tool.name).toBeLessThanOrEqual(300);
-    expect(JSON.stringify(listing).length).toBeLessThanOrEqual(50_000);
+    // 49.5 KB before the write outcome gained the card's app_confirmation (output schema only).
+    expect(JSON.stringify(listing).length).toBeLessThanOrEqual(51_000);
     // What a model reads of each tool, reaching every operation of the full contract.
     const visible = listing.tools.reduce(
       (sum, t) =>
