@@ -160,9 +160,7 @@ describe("a client that renders MCP Apps and cannot show a form (2026-07-28)", (
     );
     const asked = (await formClient.call("create_custom_dashboard", {
       name: "Carte formulaire",
-    })) as {
-      requestState: string;
-    };
+    })) as unknown as { requestState: string };
     const state = await tryWith(session, asked.requestState);
     expect(state.content[0]?.text).toMatch(
       /not a confirmation card's token|another user or client/,

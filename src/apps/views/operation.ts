@@ -2,8 +2,9 @@ import type { App } from "@modelcontextprotocol/ext-apps";
 import { type CallToolResult, el, errorText, mount, readableAmount, startView } from "./common.js";
 
 /**
- * One operation (get_operation): status, phase, SPV, the key figures of its kpi_snapshot with
- * their units (get_field_definitions), and its latest notes (list_operation_notes). The two
+ * One operation (get_operation): status, phase, SPV, the key figures of its kpi_snapshot and its
+ * business data with their units from the field definitions (get_field_definitions; a unit is
+ * never guessed from a name, spec part 2), and its latest notes (list_operation_notes). The two
  * extra reads go through the host to this server, as the same user.
  */
 
@@ -16,6 +17,7 @@ interface Operation {
   classe_actif?: string | null;
   statut_interne?: string | null;
   kpi_snapshot?: Record<string, unknown>;
+  data?: Record<string, unknown>;
   financial_summary?: Record<string, unknown>;
 }
 
@@ -28,6 +30,7 @@ async function show(result: CallToolResult, app: App): Promise<void> {
   const operation = result.structuredContent as Operation | undefined;
   if (!operation?.id) return mount(el("p", {}, "This result has no operation to show."));
   const figures = el("section", { class: "group" }, el("h2", {}, "Key figures"));
+  const business = el("section", { class: "group" }, el("h2", {}, "Business data"));
   const notes = el("section", { class: "group" }, el("h2", {}, "Latest notes"));
   mount(
     el(
@@ -46,6 +49,7 @@ async function show(result: CallToolResult, app: App): Promise<void> {
         ...fact("Outstanding", readableAmount(operation.financial_summary?.encours, "EUR")),
       ),
       figures,
+      business,
       notes,
     ),
   );
@@ -53,7 +57,11 @@ async function show(result: CallToolResult, app: App): Promise<void> {
     read(app, "get_field_definitions", {}),
     read(app, "list_operation_notes", { operation_id: operation.id, limit: 3 }),
   ]);
-  figures.append(kpiTable(operation.kpi_snapshot ?? {}, unitsOf(units)));
+  const definitions = definitionsOf(units);
+  figures.append(
+    figureTable(operation.kpi_snapshot ?? {}, definitions, "No key figures recorded."),
+  );
+  business.append(figureTable(operation.data ?? {}, definitions, "No business data recorded."));
   notes.append(noteList(latest));
 }
 
@@ -71,19 +79,31 @@ function fact(label: string, value: string | null | undefined): HTMLElement[] {
   return [el("dt", {}, label), el("dd", {}, value)];
 }
 
-function unitsOf(definitions: Record<string, unknown> | null): Map<string, string> {
-  const items = Array.isArray(definitions?.items) ? definitions.items : [];
-  const units = new Map<string, string>();
-  for (const item of items as Array<{ key?: unknown; unit?: unknown; label?: unknown }>) {
-    if (typeof item.key === "string" && typeof item.unit === "string")
-      units.set(item.key, item.unit);
-  }
-  return units;
+interface Definition {
+  label: string | null;
+  unit: string | null;
 }
 
-function kpiTable(kpis: Record<string, unknown>, units: Map<string, string>): HTMLElement {
-  const entries = Object.entries(kpis).filter(([, v]) => v !== null && typeof v !== "object");
-  if (entries.length === 0) return el("p", { class: "muted" }, "No key figures recorded.");
+function definitionsOf(page: Record<string, unknown> | null): Map<string, Definition> {
+  const items = Array.isArray(page?.items) ? page.items : [];
+  const definitions = new Map<string, Definition>();
+  for (const item of items as Array<{ key?: unknown; unit?: unknown; label?: unknown }>) {
+    if (typeof item.key !== "string") continue;
+    definitions.set(item.key, {
+      label: typeof item.label === "string" ? item.label : null,
+      unit: typeof item.unit === "string" ? item.unit : null,
+    });
+  }
+  return definitions;
+}
+
+function figureTable(
+  values: Record<string, unknown>,
+  definitions: Map<string, Definition>,
+  none: string,
+): HTMLElement {
+  const entries = Object.entries(values).filter(([, v]) => v !== null && typeof v !== "object");
+  if (entries.length === 0) return el("p", { class: "muted" }, none);
   return el(
     "table",
     { class: "fields" },
@@ -94,17 +114,16 @@ function kpiTable(kpis: Record<string, unknown>, units: Map<string, string>): HT
         el(
           "tr",
           {},
-          el("th", { scope: "row" }, key),
-          el(
-            "td",
-            { class: "num" },
-            `${String(value)}${units.has(key) ? ` ${units.get(key)}` : ""}`,
-          ),
+          el("th", { scope: "row" }, definitions.get(key)?.label ?? key),
+          el("td", { class: "num" }, withUnit(value, definitions.get(key)?.unit ?? null)),
         ),
       ),
     ),
   );
 }
+
+const withUnit = (value: unknown, unit: string | null) =>
+  `${typeof value === "string" && /^-?\d+\.\d+$/.test(value) ? readableAmount(value) : String(value)}${unit ? ` ${unit}` : ""}`;
 
 function noteList(page: Record<string, unknown> | null): HTMLElement {
   if (!page) return el("p", { class: "muted" }, "The notes could not be read.");
