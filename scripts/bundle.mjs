@@ -1,6 +1,6 @@
 // The distributable build: dist/ bundled by esbuild into a few files with no node_modules,
 // code-split so that the XLSX library and the sandbox load only when used.
-import { writeFileSync } from "node:fs";
+import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 
@@ -49,6 +49,10 @@ export async function bundle(root, outdir) {
     },
     logLevel: "warning",
     plugins: [withoutAjv],
+  });
+  // The MCP Apps views are HTML files the server reads (src/apps/catalog.ts finds them here).
+  cpSync(join(root, "dist", "apps", "views"), join(outdir, "dist", "apps", "views"), {
+    recursive: true,
   });
   // version.ts reads ../package.json next to dist/; "type": "module" makes the .js files ESM.
   writeFileSync(

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // npm run inspector: the MCP Inspector's CLI (2.12, under Node 22) lists our tools in both
 // protocol eras with --strict, against `serve --http --sandbox`; it must find no schema that
-// clients cannot read portably (0 warnings, 0 errors).
+// clients cannot read portably (0 warnings, 0 errors). Then, as a client that advertises MCP
+// Apps, its app report (--advertise-apps --app-info) must show the confirmation card on every
+// write tool and the two views on get_portfolio_overview and get_operation.
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { spawnChild, stopChildren } from "./lib/children.mjs";
@@ -21,9 +23,8 @@ const server = await spawnUntil(
 );
 const url = server.match[1];
 
-let failed = false;
-for (const era of ERAS) {
-  const { status, stdout, stderr } = await run("npx", [
+const inspector = (era, ...args) =>
+  run("npx", [
     "-y",
     "-p",
     "node@22",
@@ -40,16 +41,29 @@ for (const era of ERAS) {
     "tools/list",
     "--protocol-era",
     era,
-    "--strict",
-    "--format",
-    "json",
+    ...args,
   ]);
+const CARD = "ui://portfolio/confirm-write.html";
+const VIEWS = {
+  get_portfolio_overview: "ui://portfolio/overview.html",
+  get_operation: "ui://portfolio/operation.html",
+};
+
+let failed = false;
+for (const era of ERAS) {
+  const { status, stdout, stderr } = await inspector(era, "--strict", "--format", "json");
   let tools = 0;
   let findings = null;
+  let writes = [];
   try {
     const answer = JSON.parse(stdout);
     tools = answer.result?.tools?.length ?? 0;
     findings = answer.schemaFindings ?? null;
+    // The write tools a model drafts with (the two-step pair settles drafts, it drafts none).
+    writes = (answer.result?.tools ?? [])
+      .filter((t) => t.annotations?.readOnlyHint === false)
+      .map((t) => t.name)
+      .filter((name) => name !== "confirm_write" && name !== "cancel_write");
   } catch {
     findings = "no JSON answer";
   }
@@ -68,6 +82,34 @@ for (const era of ERAS) {
         .slice(-30)
         .join("\n"),
     );
+
+  const apps = await inspector(era, "--advertise-apps", "--app-info");
+  const report = new Map(
+    apps.stdout
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line))
+      .map((entry) => [entry.toolName, entry]),
+  );
+  const expected = [
+    ...writes.map((name) => [name, CARD]),
+    ["app_confirm_write", CARD],
+    ["app_cancel_write", CARD],
+    ...Object.entries(VIEWS),
+  ];
+  const wrong = expected.filter(([name, uri]) => report.get(name)?.resourceUri !== uri);
+  const unsafe = [...report.values()].filter(
+    (e) =>
+      e.hasApp &&
+      JSON.stringify(e.csp) !== '{"connectDomains":[],"resourceDomains":[],"frameDomains":[]}',
+  );
+  const appsOk =
+    apps.status === 0 && writes.length > 0 && wrong.length === 0 && unsafe.length === 0;
+  failed ||= !appsOk;
+  const withApp = [...report.values()].filter((e) => e.hasApp).length;
+  console.log(
+    `${appsOk ? "PASS" : "FAIL"} tools/list --advertise-apps --app-info --protocol-era ${era}: ${withApp} of ${report.size} tools with an app (${writes.length} write tools with the card, 2 card buttons, 2 views)${wrong.length ? `; wrong: ${wrong.map(([n]) => n).join(", ")}` : ""}${unsafe.length ? `; CSP not empty: ${unsafe.map((e) => e.toolName).join(", ")}` : ""}`,
+  );
 }
 await stopChildren();
 process.exitCode = failed ? 1 : 0;
