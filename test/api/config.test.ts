@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, defaultStateDir, loadConfig } from "../../src/config.js";
+import { ConfigError, confirmWays, defaultStateDir, loadConfig } from "../../src/config.js";
 
 const valid = {
   PORTFOLIO_API_BASE_URL: "https://partner.example.com/api/v1",
@@ -101,6 +101,21 @@ describe("configuration", () => {
         PORTFOLIO_DELEGATED_USER_ID: "usr_1",
       }),
     ).toThrow("set at most one");
+  });
+
+  it("reads PORTFOLIO_CONFIRM as a preset or an ordered list of ways", () => {
+    const ways = (value?: string) =>
+      confirmWays(load({ ...valid, PORTFOLIO_CONFIRM: value }).writes.confirm);
+    expect(ways()).toEqual(["form", "app", "two-step"]);
+    expect(ways("elicitation")).toEqual(["form"]);
+    expect(ways("app")).toEqual(["app"]);
+    expect(ways(" app , form,app ")).toEqual(["app", "form"]);
+    expect(() => load({ ...valid, PORTFOLIO_CONFIRM: "form,card" })).toThrow(
+      /PORTFOLIO_CONFIRM.*"card" is not a way to confirm: use auto, elicitation, or a comma list of form, app and two-step/,
+    );
+    expect(() => load({ ...valid, PORTFOLIO_CONFIRM: "auto,two-step" })).toThrow(
+      /"auto" is not a way/,
+    );
   });
 
   it("treats blank optional variables as unset", () => {

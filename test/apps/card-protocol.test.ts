@@ -250,8 +250,14 @@ describe("clients that do not confirm in a card", () => {
 
 describe("a 2025-era session that renders MCP Apps", () => {
   it("confirms in the card too, and lists and serves the card as a self-contained page", async () => {
-    const session = track(await connectInMemory(sandbox, { apps: true, writes: {} }));
+    const session = track(
+      await connectInMemory(sandbox, { apps: true, writes: {}, contract: true }),
+    );
     const { tools } = await session.client.listTools();
+    // The long tail's draft tool is shown in the card like the curated ones.
+    expect(tools.find((t) => t.name === "draft_api_write")?._meta?.ui).toEqual({
+      resourceUri: "ui://portfolio/confirm-write.html",
+    });
     expect(tools.map((t) => t.name)).toContain("app_confirm_write");
     expect(tools.map((t) => t.name)).not.toContain("confirm_write");
     const mark = sandbox.control.mark();
