@@ -7,13 +7,12 @@ import {
 import type { ApiClient } from "./api/client.js";
 import type { Directory } from "./api/directory.js";
 import { offerFor } from "./api/offer.js";
-import { rendersApps } from "./apps/catalog.js";
-import { type ConfirmMode, confirmWays, type DelegatedUser } from "./config.js";
+import type { ConfirmMode, DelegatedUser } from "./config.js";
 import { select } from "./inventory/index.js";
 import type { ToolContext } from "./inventory/types.js";
 import type { Logger } from "./log.js";
 import { installCompletions } from "./mcp/completions.js";
-import { type ConfirmationDeps, clientCapabilities } from "./mcp/confirm.js";
+import { type ConfirmationDeps, cardsAllowed, showsApps } from "./mcp/confirm.js";
 import { formValidator } from "./mcp/form-validator.js";
 import { SERVER_ICONS } from "./mcp/icons.js";
 import { installPrompts } from "./mcp/prompts.js";
@@ -130,14 +129,9 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
     : null;
 
   installTools(server, selection, contextFor, confirmation, deps.logger);
-  const cards = confirmation !== null && confirmWays(confirmation.mode).includes("app");
-  installResources(
-    server,
-    selection,
-    contextFor,
-    deps.logger,
-    viewsOffered(selection, cards),
-    (ctx) => rendersApps(clientCapabilities(server, ctx)),
+  const views = viewsOffered(selection, cardsAllowed(confirmation));
+  installResources(server, selection, contextFor, deps.logger, views, (ctx) =>
+    showsApps(server, ctx),
   );
   installPrompts(server, selection, contextFor);
   installCompletions(server, selection, deps.directory, deps.logger);

@@ -87,6 +87,14 @@ export function channelFor(server: Server, ctx: ServerContext, mode: ConfirmMode
   return null;
 }
 
+/** Whether the client renders MCP Apps (views, and the card where writes may use it). */
+export const showsApps = (server: Server, ctx: ServerContext) =>
+  rendersApps(clientCapabilities(server, ctx));
+
+/** Whether PORTFOLIO_CONFIRM lets any client confirm in the card. */
+export const cardsAllowed = (deps: ConfirmationDeps | null) =>
+  deps !== null && confirmWays(deps.mode).includes("app");
+
 /** Which confirmation tools a client is offered: the card's when it confirms in the card. */
 export const settlingWay = (channel: Channel | null): "app" | "two-step" =>
   channel === "app" ? "app" : "two-step";

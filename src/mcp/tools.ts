@@ -6,9 +6,8 @@ import type {
   ServerContext,
 } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
-import { APP_VIEWS, type AppViewName, rendersApps } from "../apps/catalog.js";
+import { APP_VIEWS, type AppViewName } from "../apps/catalog.js";
 import { closest } from "../closest.js";
-import { confirmWays } from "../config.js";
 import { invalidArguments, userMessage } from "../errors.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { type Selection, whyNotOffered } from "../inventory/index.js";
@@ -17,9 +16,10 @@ import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
 import {
   type ConfirmationDeps,
+  cardsAllowed,
   channelFor,
-  clientCapabilities,
   settlingWay,
+  showsApps,
   supervise,
 } from "./confirm.js";
 import { logFailure } from "./failures.js";
@@ -132,13 +132,13 @@ export function installTools(
   logger: Logger,
 ): void {
   const byName = new Map(selection.tools.map((t) => [t.name, t]));
-  const cards = confirmation !== null && confirmWays(confirmation.mode).includes("app");
+  const cards = cardsAllowed(confirmation);
   const wayOf = (ctx: ServerContext) =>
     settlingWay(confirmation ? channelFor(server, ctx, confirmation.mode) : null);
   server.setRequestHandler("tools/list", (_request, ctx) =>
     toolListing(selection, {
       way: wayOf(ctx),
-      apps: rendersApps(clientCapabilities(server, ctx)),
+      apps: showsApps(server, ctx),
       cards,
     }),
   );
