@@ -112,6 +112,12 @@ export async function prepare(
     "Signed token exchanges sent since start.",
     () => api.tokens.exchanges,
   );
+  // Whether this replica holds back for a 429, its own or another replica's (Redis).
+  metrics.gauge(
+    "portfolio_mcp_upstream_cooldown_seconds",
+    "Seconds before calls to the Partner API may go again after a 429.",
+    () => api.cooldownRemainingMs() / 1000,
+  );
   // Process figures, so that an operator (and `npm run load`) can see sessions come and go.
   metrics.counterFrom("process_cpu_seconds_total", "User and system CPU time spent.", () => {
     const { user, system } = process.cpuUsage();
