@@ -56,6 +56,8 @@ export interface Prepared {
 export async function prepare(
   options: Pick<AppOptions, "sandbox" | "sources">,
   logLevel?: string,
+  /** false for doctor: it inspects Redis itself and reports, rather than stop, when it fails. */
+  shareState = true,
 ): Promise<Prepared> {
   // Loaded only when asked for: a real deployment never pays for the simulator and its data.
   const sandbox = options.sandbox
@@ -75,7 +77,7 @@ export async function prepare(
   const logger = createLogger({ level: logLevel ?? config.logLevel, redactor });
   let redis: SharedRedis | null = null;
   try {
-    redis = config.redis ? await connectRedis(config.redis, logger) : null;
+    redis = config.redis && shareState ? await connectRedis(config.redis, logger) : null;
   } catch (error) {
     await sandbox?.close();
     throw error;
@@ -214,7 +216,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       )
     : ClientRegistry.single(token, config.api.delegatedUser);
   for (const warning of clients.warnings) logger.warn(warning);
-  const readiness = new Readiness(api);
+  const readiness = new Readiness(api, Date.now, redis);
   const http = await serveHttp({
     host: options.host,
     port: options.port,
