@@ -180,13 +180,21 @@ export class WriteGate {
     const now = this.clock();
     const settings = this.options.api.settings;
     const user = describeUser(delegatedUser);
-    const pending = [...this.intents.values()].filter(
-      (i) =>
-        i.state === "pending" &&
-        now <= Date.parse(i.expiresAt) &&
-        i.caller.client === caller.client &&
-        describeUser(i.delegatedUser) === user,
-    ).length;
+    const awaiting = () =>
+      [...this.intents.values()].filter(
+        (i) =>
+          i.state === "pending" &&
+          now <= Date.parse(i.expiresAt) &&
+          i.caller.client === caller.client &&
+          describeUser(i.delegatedUser) === user,
+      );
+    let pending = awaiting().length;
+    if (pending >= this.options.maxPendingPerUser) {
+      // With a shared store, other replicas may have confirmed or cancelled some of them since
+      // this one drafted them: what it holds in memory would refuse drafts for their whole TTL.
+      await Promise.all(awaiting().map((i) => this.refresh(i.id)));
+      pending = awaiting().length;
+    }
     if (pending >= this.options.maxPendingPerUser) {
       throw new GateRefusal(
         "full",

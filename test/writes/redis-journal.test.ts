@@ -220,7 +220,7 @@ describe("RedisJournal's upkeep", () => {
 });
 
 /** A gate of its own (its own ApiClient: another replica) on the shared Redis journal. */
-async function replica() {
+async function replica(maxPendingPerUser = 50) {
   const { api, logs } = clientFor(sandbox);
   const store = new RedisJournal(redis, logs.logger);
   const gate = await WriteGate.open({
@@ -228,7 +228,7 @@ async function replica() {
     api,
     logger: logs.logger,
     ttlMs: 60_000,
-    maxPendingPerUser: 50,
+    maxPendingPerUser,
     deliveryLeaseMs: 600,
     recoverAbandonedEveryMs: 200,
   });
@@ -260,6 +260,29 @@ describe("two replicas on one Redis", () => {
         "succeeded",
       );
       expect(sandbox.control.requests({ since: mark })).toHaveLength(0);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
+  it("count a user's drafts awaiting confirmation as the store has them, not as first seen", async () => {
+    // Found by npm run chaos -- --fleet: drafts confirmed on another replica stayed "pending"
+    // in the drafting replica's memory, which then refused every new draft until they expired.
+    const [one, two] = [await replica(2), await replica(2)];
+    try {
+      for (const name of ["Limit one", "Limit two"]) {
+        const drafted = await one.gate.propose(dashboard(name), caller, user());
+        expect((await two.gate.confirm(drafted.confirmationId, caller, user())).state).toBe(
+          "succeeded",
+        );
+      }
+      const third = await one.gate.propose(dashboard("Limit three"), caller, user());
+      expect(third.state).toBe("pending");
+      await one.gate.propose(dashboard("Limit four"), caller, user());
+      await expect(one.gate.propose(dashboard("Limit five"), caller, user())).rejects.toThrow(
+        "2 drafted writes already await confirmation for this user",
+      );
     } finally {
       await one.close();
       await two.close();
