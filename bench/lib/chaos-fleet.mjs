@@ -140,8 +140,7 @@ export async function runChaosFleet({
       if (reply.isError) {
         report.draft_retries++;
         draftErrors.add(reply.content?.[0]?.text);
-      }
-      else [draft, draftedOn] = [reply.structuredContent, on];
+      } else [draft, draftedOn] = [reply.structuredContent, on];
     }
     if (!draft) return void report.unfinished++;
     for (let attempt = 0; attempt < maxConfirms; attempt++) {

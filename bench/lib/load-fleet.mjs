@@ -1,7 +1,8 @@
 // `npm run load -- --fleet`: the same client load (100 sessions x 20 reads, two users) through
 // one replica and through three replicas sharing one Redis, sessions dealt round the replicas
 // as a balancer without affinity would, beside one replica without Redis (what sharing costs).
-// Each configuration runs twice, in rotating order, so that machine drift hits all alike.
+// After a warm-up, each configuration runs three times, in rotating order, so that machine
+// drift hits all alike.
 import os from "node:os";
 import { DEMO_KEYS, DEMO_USERS } from "../../dist/sandbox/index.js";
 import { stopChildren } from "../../scripts/lib/children.mjs";
@@ -12,7 +13,9 @@ import { percentile, round } from "./stats.mjs";
 
 const SESSIONS = 100;
 const CALLS_PER_SESSION = 20;
-const ROUNDS = 2;
+const ROUNDS = 3;
+/** Calls per configuration before the timed rounds: every replica compiled its hot paths. */
+const WARM_UP_SESSIONS = 30;
 
 export async function runLoadFleet(options, log) {
   const shared = await fleetRedis(options.redis, "load");
@@ -73,14 +76,14 @@ export async function runLoadFleet(options, log) {
     return total;
   };
 
-  /** SESSIONS sessions at once, session i on replica i mod n, each making its calls in turn. */
-  async function phase(replicas) {
+  /** `sessions` sessions at once, session i on replica i mod n, each making its calls in turn. */
+  async function phase(replicas, sessions = SESSIONS) {
     const latencies = [];
     const errors = [];
     const cpuBefore = await cpuSeconds(replicas);
     const started = performance.now();
     await Promise.all(
-      Array.from({ length: SESSIONS }, async (_, i) => {
+      Array.from({ length: sessions }, async (_, i) => {
         const client = await connect(replicas[i % replicas.length], users[i % users.length]);
         for (let call = 0; call < CALLS_PER_SESSION; call++) {
           const [name, args] = calls[(call + i) % calls.length];
@@ -93,6 +96,8 @@ export async function runLoadFleet(options, log) {
           }
           latencies.push(performance.now() - callStarted);
         }
+        // Ended for the server too (DELETE), as a client that is done would: sessions free up.
+        await client.transport?.terminateSession();
         await client.close();
       }),
     );
@@ -109,6 +114,8 @@ export async function runLoadFleet(options, log) {
 
   const names = Object.keys(configurations);
   const runs = Object.fromEntries(names.map((name) => [name, []]));
+  log("load --fleet: warming every replica up ...");
+  for (const name of names) await phase(configurations[name], WARM_UP_SESSIONS);
   for (let n = 0; n < ROUNDS; n++) {
     for (const name of names.map((_, i) => names[(i + n) % names.length])) {
       log(`load --fleet: ${name}, round ${n + 1} ...`);
