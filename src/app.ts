@@ -56,6 +56,8 @@ export interface Prepared {
 export async function prepare(
   options: Pick<AppOptions, "sandbox" | "sources">,
   logLevel?: string,
+  /** false for doctor: it inspects Redis itself and reports, rather than stop, when it fails. */
+  shareState = true,
 ): Promise<Prepared> {
   // Loaded only when asked for: a real deployment never pays for the simulator and its data.
   const sandbox = options.sandbox
@@ -75,7 +77,7 @@ export async function prepare(
   const logger = createLogger({ level: logLevel ?? config.logLevel, redactor });
   let redis: SharedRedis | null = null;
   try {
-    redis = config.redis ? await connectRedis(config.redis, logger) : null;
+    redis = config.redis && shareState ? await connectRedis(config.redis, logger) : null;
   } catch (error) {
     await sandbox?.close();
     throw error;
@@ -111,6 +113,12 @@ export async function prepare(
     "portfolio_mcp_token_exchanges_total",
     "Signed token exchanges sent since start.",
     () => api.tokens.exchanges,
+  );
+  // Whether this replica holds back for a 429, its own or another replica's (Redis).
+  metrics.gauge(
+    "portfolio_mcp_upstream_cooldown_seconds",
+    "Seconds before calls to the Partner API may go again after a 429.",
+    () => api.cooldownRemainingMs() / 1000,
   );
   // Process figures, so that an operator (and `npm run load`) can see sessions come and go.
   metrics.counterFrom("process_cpu_seconds_total", "User and system CPU time spent.", () => {
@@ -208,7 +216,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       )
     : ClientRegistry.single(token, config.api.delegatedUser);
   for (const warning of clients.warnings) logger.warn(warning);
-  const readiness = new Readiness(api);
+  const readiness = new Readiness(api, Date.now, redis);
   const http = await serveHttp({
     host: options.host,
     port: options.port,

@@ -100,6 +100,7 @@ async function main(argv: string[]): Promise<void> {
     const prepared = await prepare(
       { sandbox, sources },
       process.env.PORTFOLIO_LOG_LEVEL ?? "error",
+      false,
     );
     try {
       const rows = await runDoctor(prepared.config, prepared.api);

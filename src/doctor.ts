@@ -4,9 +4,11 @@ import type { ApiClient } from "./api/client.js";
 import type { Config } from "./config.js";
 import { userMessage } from "./errors.js";
 import { ApiError } from "./http/errors.js";
+import { inspectRedis, type RedisFacts } from "./state/redis-health.js";
 import { damagedFiles, QUARANTINE_DIR } from "./writes/journal.js";
 
-export type CheckStatus = "ok" | "refused" | "failed" | "skipped";
+/** "warning": works, but a setting risks something (exit code unchanged). */
+export type CheckStatus = "ok" | "warning" | "refused" | "failed" | "skipped";
 
 export interface CheckRow {
   check: string;
@@ -93,15 +95,12 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
         ? config.warnings.join("; ")
         : `${config.api.baseUrl}, key ${config.api.keyId}${config.api.routesFile ? `, routes from ${config.api.routesFile}` : ""}`,
   });
-  const quarantined = await damagedFiles(config.stateDir);
-  rows.push({
-    check: "journal",
-    status: quarantined > 0 ? "failed" : "ok",
-    detail:
-      quarantined > 0
-        ? `${quarantined} damaged intent file(s) under ${join(config.stateDir, "intents")} (moved to ${QUARANTINE_DIR}/ at startup, each named in the log): check by hand whether a confirmed write was delivered`
-        : `no damaged intent files in ${config.stateDir}`,
-  });
+  // With Redis the journal lives there (its row counts the damaged entries), not in the directory.
+  rows.push(
+    config.redis
+      ? redisRow(await inspectRedis(config.redis), config)
+      : await journalRow(config.stateDir),
+  );
   try {
     await api.tokens.get();
     const offset = Math.round(api.tokens.clockOffsetMs / 1000);
@@ -154,6 +153,61 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
     }
   }
   return rows;
+}
+
+async function journalRow(stateDir: string): Promise<CheckRow> {
+  const quarantined = await damagedFiles(stateDir);
+  return {
+    check: "journal",
+    status: quarantined > 0 ? "failed" : "ok",
+    detail:
+      quarantined > 0
+        ? `${quarantined} damaged intent file(s) under ${join(stateDir, "intents")} (moved to ${QUARANTINE_DIR}/ at startup, each named in the log): check by hand whether a confirmed write was delivered`
+        : `no damaged intent files in ${stateDir}`,
+  };
+}
+
+/**
+ * The Redis replicas share: reachable, persistent enough for the write journal (AOF), and the
+ * sealing secret every replica needs alongside it.
+ */
+export function redisRow(facts: RedisFacts, config: Pick<Config, "writes">): CheckRow {
+  const check = "shared state (Redis)";
+  if (facts.unreachable)
+    return {
+      check,
+      status: "failed",
+      detail: `The shared state store (Redis at ${facts.where}) does not answer (${facts.unreachable}): check that Redis runs and that PORTFOLIO_REDIS_URL points at it.`,
+    };
+  const failures: string[] = [];
+  const warnings: string[] = [];
+  if (!config.writes.stateSecret)
+    failures.push(
+      "PORTFOLIO_STATE_SECRET is not set: every replica needs the same one, or a confirmation answered on another replica fails",
+    );
+  if (facts.quarantined > 0)
+    failures.push(
+      `${facts.quarantined} damaged intent(s) in ${facts.prefix}intents-quarantine (each named in the log): check by hand whether a confirmed write was delivered`,
+    );
+  let persistence: string;
+  if (facts.appendonly === null) {
+    persistence = "persistence unknown (CONFIG GET refused): make sure AOF is on";
+  } else if (facts.appendonly !== "yes") {
+    persistence = `AOF off (appendonly ${facts.appendonly})`;
+    warnings.push(
+      "AOF is recommended for the write journal (appendonly yes, appendfsync everysec): without it a Redis restart forgets the confirmed writes it held",
+    );
+  } else {
+    persistence = `AOF on (appendfsync ${facts.appendfsync ?? "?"})`;
+    if (facts.appendfsync === "no")
+      warnings.push("appendfsync no leaves fsync to the OS: use everysec or always");
+  }
+  const summary = `PONG from ${facts.where}, prefix ${facts.prefix}, ${persistence}, ${facts.unfinished} confirmed write(s) unfinished`;
+  return {
+    check,
+    status: failures.length > 0 ? "failed" : warnings.length > 0 ? "warning" : "ok",
+    detail: [summary, ...failures, ...warnings].join("; "),
+  };
 }
 
 async function runProbe(api: ApiClient, probe: Probe): Promise<CheckRow> {

@@ -1,5 +1,6 @@
 import type { FieldError } from "./field-errors.js";
 import { ApiError } from "./http/errors.js";
+import { StoreUnavailable } from "./state/redis.js";
 
 const DELEGATION_REASONS: Record<string, string> = {
   delegated_user_not_found: "the delegated user does not exist in this entity",
@@ -20,6 +21,10 @@ const DELEGATION_REASONS: Record<string, string> = {
  */
 export function userMessage(error: unknown, subject = "this call"): string {
   if (error instanceof UserFacingError) return error.message;
+  // Redis is only needed to record writes (reads fall back to this replica alone): no write
+  // goes out unrecorded, so "nothing was sent" holds.
+  if (error instanceof StoreUnavailable)
+    return `${error.message}; nothing was sent. ${error.refusal ? "Check the Redis server (its log says why), then try again." : "Try again when it is back."}`;
   if (!(error instanceof ApiError)) return "The server failed unexpectedly; the error was logged.";
   const ref = error.requestId ? ` (request ${error.requestId})` : "";
   const signingIn = error.operationId === "auth_token";

@@ -1,5 +1,6 @@
 import type { ApiClient } from "./api/client.js";
 import { userMessage } from "./errors.js";
+import type { SharedRedis } from "./state/redis.js";
 
 export interface Verdict {
   ready: boolean;
@@ -12,7 +13,8 @@ const FIRST_BACKOFF_MS = 2_000;
 const MAX_BACKOFF_MS = 60_000;
 
 /**
- * GET /readyz: can this server sign in to the API? The verdict is kept a few seconds, and a
+ * GET /readyz: can this server reach the Redis its replicas share (when configured), and sign
+ * in to the API? The verdict is kept a few seconds, and a
  * failing sign-in is retried with a growing pause: probes and scrapers poll without a token,
  * and each of their requests must not become a signed exchange against a refusing API.
  */
@@ -25,10 +27,15 @@ export class Readiness {
   constructor(
     private readonly api: Pick<ApiClient, "tokens">,
     private readonly clock: () => number = Date.now,
+    /** The shared state: without it writes cannot be recorded, so the replica is not ready. */
+    private readonly redis: Pick<SharedRedis, "run"> | null = null,
   ) {}
 
-  check(): Promise<Verdict> {
-    if (this.verdict && this.clock() < this.until) return Promise.resolve(this.verdict);
+  async check(): Promise<Verdict> {
+    // Redis is asked every time (a PING costs the API nothing): its verdict is never stale.
+    const store = await this.storeProblem();
+    if (store) return { ready: false, reason: store };
+    if (this.verdict && this.clock() < this.until) return this.verdict;
     this.inflight ??= this.probe().finally(() => {
       this.inflight = null;
     });
@@ -47,5 +54,15 @@ export class Readiness {
       this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff * 2);
     }
     return this.verdict;
+  }
+
+  private async storeProblem(): Promise<string | null> {
+    if (!this.redis) return null;
+    try {
+      await this.redis.run((c) => c.ping());
+      return null;
+    } catch (error) {
+      return `${(error as Error).message}: writes cannot be recorded; check that Redis runs and that PORTFOLIO_REDIS_URL points at it.`;
+    }
   }
 }

@@ -3,7 +3,9 @@
 // own). Each case runs a real script that starts a child, which starts a grandchild, and a
 // second child registered by pid (as the SDK's stdio transport spawns it), then ends the script.
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -20,7 +22,9 @@ const SCRIPT = `
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
-import { spawnChild, stopChildren, trackPid } from ${JSON.stringify(HELPER)};
+import { writeFileSync } from "node:fs";
+import { atStop, spawnChild, stopChildren, trackPid } from ${JSON.stringify(HELPER)};
+const cleanUp = atStop(() => writeFileSync(process.env.MARKER, "cleaned"));
 const child = spawnChild(process.execPath, ["-e", ${JSON.stringify(PARENT)}], {
   stdio: ["ignore", "pipe", "inherit"],
 });
@@ -36,7 +40,10 @@ const how = process.env.HOW;
 if (how === "throw") throw new Error("failed on purpose");
 if (how === "reject") Promise.reject(new Error("rejected on purpose"));
 if (how === "exit") process.exit(3);
-if (how === "end") await stopChildren();
+if (how === "end") {
+  await stopChildren();
+  await cleanUp();
+}
 else setInterval(() => {}, 60000);
 `;
 
@@ -57,8 +64,9 @@ function alive(pid: number): boolean {
 }
 
 async function runScript(how: string, signal?: NodeJS.Signals) {
+  const marker = join(mkdtempSync(join(tmpdir(), "cleanup-")), "cleaned");
   const script: ChildProcess = spawn(process.execPath, ["--input-type=module", "-e", SCRIPT], {
-    env: { ...process.env, HOW: how },
+    env: { ...process.env, HOW: how, MARKER: marker },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";
@@ -81,7 +89,8 @@ async function runScript(how: string, signal?: NodeJS.Signals) {
   // Stopping is over when the script has exited; give the kernel a moment to reap.
   const deadline = Date.now() + 2_000;
   while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  return { code, survivors: pids.filter(alive), stderr };
+  // The clean-up that is not a process (keys in a shared Redis, say) ran too.
+  return { code, survivors: pids.filter(alive), stderr, cleaned: existsSync(marker) };
 }
 
 afterAll(() => {
@@ -90,30 +99,30 @@ afterAll(() => {
 
 describe.skipIf(process.platform !== "linux")("the bench scripts' children", () => {
   it("are stopped when the script ends normally", async () => {
-    const { code, survivors } = await runScript("end");
-    expect({ code, survivors }).toEqual({ code: 0, survivors: [] });
+    const { code, survivors, cleaned } = await runScript("end");
+    expect({ code, survivors, cleaned }).toEqual({ code: 0, survivors: [], cleaned: true });
   });
 
   it("are stopped on Ctrl+C (SIGINT), and the script exits 130", async () => {
-    const { code, survivors, stderr } = await runScript("wait", "SIGINT");
-    expect({ code, survivors }).toEqual({ code: 130, survivors: [] });
+    const { code, survivors, stderr, cleaned } = await runScript("wait", "SIGINT");
+    expect({ code, survivors, cleaned }).toEqual({ code: 130, survivors: [], cleaned: true });
     expect(stderr).toContain("SIGINT; stopping 2 child process(es)");
   });
 
   it("are stopped on SIGTERM", async () => {
-    const { code, survivors } = await runScript("wait", "SIGTERM");
-    expect({ code, survivors }).toEqual({ code: 143, survivors: [] });
+    const { code, survivors, cleaned } = await runScript("wait", "SIGTERM");
+    expect({ code, survivors, cleaned }).toEqual({ code: 143, survivors: [], cleaned: true });
   });
 
   it("are stopped when the script throws", async () => {
-    const { code, survivors, stderr } = await runScript("throw");
-    expect({ code, survivors }).toEqual({ code: 1, survivors: [] });
+    const { code, survivors, stderr, cleaned } = await runScript("throw");
+    expect({ code, survivors, cleaned }).toEqual({ code: 1, survivors: [], cleaned: true });
     expect(stderr).toContain("failed on purpose");
   });
 
   it("are stopped on an unhandled rejection", async () => {
-    const { code, survivors, stderr } = await runScript("reject");
-    expect({ code, survivors }).toEqual({ code: 1, survivors: [] });
+    const { code, survivors, stderr, cleaned } = await runScript("reject");
+    expect({ code, survivors, cleaned }).toEqual({ code: 1, survivors: [], cleaned: true });
     expect(stderr).toContain("rejected on purpose");
   });
 

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { runChaos } from "../bench/lib/chaos.mjs";
 
@@ -42,4 +43,27 @@ describe("confirmed writes under faults, curated and long-tail (the short varian
     expect(report.injected.dropped_after_apply).toBeGreaterThan(0);
     expect(report.token_exchanges).toBeGreaterThan(1);
   }, 60_000);
+});
+
+describe("the fleet modes of npm run chaos and npm run load", () => {
+  it.each([["bench/chaos.mjs"], ["bench/load.mjs"]])(
+    "%s --fleet says in one sentence that no Redis answers, and exits 1",
+    (script) => {
+      const result = spawnSync(
+        process.execPath,
+        [
+          new URL(`../${script}`, import.meta.url).pathname,
+          "--fleet",
+          "--redis",
+          "redis://:pw@127.0.0.1:1/0",
+        ],
+        { encoding: "utf8", timeout: 30_000 },
+      );
+      expect(result.status).toBe(1);
+      expect(result.stderr.trim()).toMatch(
+        /^(chaos|load) --fleet needs a Redis and none answers at 127\.0\.0\.1:1: start one \(redis-server\) or pass --redis redis:\/\/host:port\/db\.$/,
+      );
+      expect(result.stderr).not.toContain("pw@");
+    },
+  );
 });

@@ -201,7 +201,7 @@ export async function runChaos({
  * dedupes on client_request_id by itself: the request log check below is what would catch a
  * draft that changed it between deliveries.
  */
-function writeKinds(operations, today) {
+export function writeKinds(operations, today) {
   const on = (i) => operations[i % operations.length];
   return [
     {
@@ -246,7 +246,7 @@ function writeKinds(operations, today) {
 }
 
 /** Requested and confirmed writes, records, duplicates and losses of the kinds picked. */
-function tally(counts, confirmedMarkers, kindOf, pick) {
+export function tally(counts, confirmedMarkers, kindOf, pick) {
   const picked = (marker) => pick(kindOf.get(marker));
   const confirmed = confirmedMarkers.filter(picked);
   // Records count whether or not their write was confirmed: an unconfirmed one applied is news.

@@ -1,6 +1,8 @@
 // The processes a bench, chaos or load script starts, stopped however the script ends: normal
 // end (the script awaits stopChildren()), thrown error, unhandled rejection, Ctrl+C (SIGINT),
 // SIGTERM, or process.exit() from anywhere. Importing this module installs the handlers.
+// Clean-ups that are not processes (atStop) run on the same paths, except process.exit(),
+// which leaves no time for asynchronous work.
 //
 // spawnChild() gives each child its own process group, so that what the child starts in turn
 // (npx and the package it runs, for one) is stopped with it. Children spawned by a library
@@ -66,6 +68,30 @@ function alive(pid, group) {
   }
 }
 
+/** Clean-ups that are not processes (keys a run left in a shared Redis), run once at the end. */
+const cleanups = new Set();
+const CLEANUP_MS = 5_000;
+
+/**
+ * Registers a clean-up to run however the script ends (after its children are stopped); returns
+ * a function that runs it now, once, and unregisters it (for the normal end).
+ */
+export function atStop(cleanup) {
+  let done = null;
+  const run = () => {
+    cleanups.delete(run);
+    done ??= Promise.resolve().then(cleanup);
+    return done;
+  };
+  cleanups.add(run);
+  return run;
+}
+
+async function runCleanups() {
+  const pending = [...cleanups].map((run) => run().catch(() => {}));
+  await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, CLEANUP_MS))]);
+}
+
 let stopping = false;
 /** Stops every child, then exits: the one way out for errors, signals and time limits. */
 export async function stopAndExit(code, why) {
@@ -73,6 +99,7 @@ export async function stopAndExit(code, why) {
   stopping = true;
   process.stderr.write(`${why}; stopping ${running.size} child process(es)\n`);
   await stopChildren();
+  await runCleanups();
   process.exit(code);
 }
 

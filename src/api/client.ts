@@ -203,6 +203,11 @@ export class ApiClient {
     await this.deps.transport.close();
   }
 
+  /** How long every call still waits for a 429 cooldown (this replica's or another's). */
+  cooldownRemainingMs(): number {
+    return this.deps.loop.cooldown.remainingMs();
+  }
+
   /** Settles once this client follows the other replicas' rate-limit cooldowns (Redis only). */
   async sharedStateReady(): Promise<void> {
     await this.deps.cooldownBroadcast?.ready;

@@ -69,17 +69,19 @@ export class RedisBearerStore implements SharedBearerStore {
   }
 
   async read(): Promise<Bearer | null> {
-    const sealed = await this.redis.client.get(this.bearerKeyName);
+    const sealed = await this.redis.run((c) => c.get(this.bearerKeyName));
     return sealed ? this.open(sealed) : null;
   }
 
   async lock(): Promise<RenewalLock | null> {
-    const fence = Number(await this.redis.client.incr(this.fenceKeyName));
+    const fence = Number(await this.redis.run((c) => c.incr(this.fenceKeyName)));
     const value = `${this.owner}:${fence}`;
-    const taken = await this.redis.client.set(this.lockKeyName, value, {
-      condition: "NX",
-      expiration: { type: "PX", value: this.lockLeaseMs },
-    });
+    const taken = await this.redis.run((c) =>
+      c.set(this.lockKeyName, value, {
+        condition: "NX",
+        expiration: { type: "PX", value: this.lockLeaseMs },
+      }),
+    );
     return taken === "OK" ? { value, fence } : null;
   }
 
@@ -87,21 +89,27 @@ export class RedisBearerStore implements SharedBearerStore {
     const ttl = Math.floor(bearer.expiresAtMs - Date.now());
     if (ttl <= 0) return false;
     const sealed = sealBearer(this.key, JSON.stringify(bearer), this.context);
-    const done = await this.redis.client.eval(PUBLISH, {
-      keys: [this.lockKeyName, this.bearerKeyName],
-      arguments: [lock.value, sealed, String(ttl)],
-    });
+    const done = await this.redis.run((c) =>
+      c.eval(PUBLISH, {
+        keys: [this.lockKeyName, this.bearerKeyName],
+        arguments: [lock.value, sealed, String(ttl)],
+      }),
+    );
     return Number(done) === 1;
   }
 
   async unlock(lock: RenewalLock): Promise<void> {
-    await this.redis.client.eval(DELETE_IF, { keys: [this.lockKeyName], arguments: [lock.value] });
+    await this.redis.run((c) =>
+      c.eval(DELETE_IF, { keys: [this.lockKeyName], arguments: [lock.value] }),
+    );
   }
 
   async drop(token: string): Promise<void> {
-    const sealed = await this.redis.client.get(this.bearerKeyName);
+    const sealed = await this.redis.run((c) => c.get(this.bearerKeyName));
     if (!sealed || this.open(sealed)?.token !== token) return;
-    await this.redis.client.eval(DELETE_IF, { keys: [this.bearerKeyName], arguments: [sealed] });
+    await this.redis.run((c) =>
+      c.eval(DELETE_IF, { keys: [this.bearerKeyName], arguments: [sealed] }),
+    );
   }
 
   private open(sealed: string): Bearer | null {

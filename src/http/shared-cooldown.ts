@@ -63,13 +63,15 @@ export class CooldownBroadcast {
       const ms = Number(message);
       if (Number.isFinite(ms) && ms > 0) this.cooldown.adopt(ms);
     });
-    const left = await this.redis.client.pTTL(this.key);
+    const left = await this.redis.run((c) => c.pTTL(this.key));
     if (left > 0) this.cooldown.adopt(left);
   }
 
   private announce(ms: number): void {
-    this.redis.client
-      .eval(ANNOUNCE, { keys: [this.key], arguments: [String(Math.ceil(ms)), this.channel] })
+    this.redis
+      .run((c) =>
+        c.eval(ANNOUNCE, { keys: [this.key], arguments: [String(Math.ceil(ms)), this.channel] }),
+      )
       .catch((error: unknown) =>
         this.logger.warn(
           { err: (error as Error).message },

@@ -1,8 +1,33 @@
-import { createClient } from "redis";
+import { createClient, ErrorReply } from "redis";
 import type { RedisSettings } from "../config.js";
 import type { Logger } from "../log.js";
 
 export type RedisClient = ReturnType<typeof createClient>;
+
+/**
+ * Longest a call waits for Redis. A server that went away is noticed at once (the client does
+ * not queue commands while it reconnects); one that stopped answering on an open connection is
+ * noticed after this long, so that no tool call hangs on it.
+ */
+export const REDIS_ANSWER_TIMEOUT_MS = 2_000;
+
+/**
+ * Redis did not answer (down, unreachable, too slow) or refused the command (out of memory,
+ * persistence failing, a read-only replica). The message names the server by host and port only.
+ */
+export class StoreUnavailable extends Error {
+  override name = "StoreUnavailable";
+  constructor(
+    /** host:port of the Redis server (never the URL: it may hold a password). */
+    readonly where: string,
+    /** What Redis answered, when it refused rather than stayed silent. */
+    readonly refusal: string | null = null,
+  ) {
+    super(
+      `The shared state store (Redis at ${where}) ${refusal ? `refused the command (${refusal})` : "does not answer"}`,
+    );
+  }
+}
 
 /**
  * One connection to the Redis several replicas share, and the key prefix that keeps this
@@ -11,8 +36,16 @@ export type RedisClient = ReturnType<typeof createClient>;
 export interface SharedRedis {
   readonly client: RedisClient;
   readonly prefix: string;
+  /** host:port, for messages: the URL itself may hold a password. */
+  readonly where: string;
   /** `<prefix><name>`: every key this server touches goes through here. */
   key(name: string): string;
+  /**
+   * Runs commands with an answer due within REDIS_ANSWER_TIMEOUT_MS; any failure to answer
+   * becomes a StoreUnavailable. A command that times out may still have run on the server:
+   * callers treat its effect as unknown, never as "not done".
+   */
+  run<T>(work: (client: RedisClient) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -22,8 +55,12 @@ export interface SharedRedis {
  */
 export async function connectRedis(settings: RedisSettings, logger?: Logger): Promise<SharedRedis> {
   let everReady = false;
+  const where = hostAndPort(settings.url);
   const client: RedisClient = createClient({
     url: settings.url,
+    // While reconnecting, a command fails at once instead of waiting in a queue for a server
+    // that may not come back: the tool call that needs it says so now.
+    disableOfflineQueue: true,
     socket: {
       connectTimeout: 5_000,
       // At startup, a few tries then a clear error. Once connected, keep trying (a Redis restart
@@ -61,11 +98,48 @@ export async function connectRedis(settings: RedisSettings, logger?: Logger): Pr
   return {
     client,
     prefix: settings.prefix,
+    where,
     key: (name) => `${settings.prefix}${name}`,
+    run: (work) => bounded(work(client), where),
     close: async () => {
       if (client.isOpen) await client.close();
     },
   };
+}
+
+/** The work's answer, or a StoreUnavailable when Redis fails or stays silent too long. */
+async function bounded<T>(work: Promise<T>, where: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailable(where)), REDIS_ANSWER_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work, silence]);
+  } catch (error) {
+    if (error instanceof StoreUnavailable) throw error;
+    throw new StoreUnavailable(where, refusalOf(error));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Redis's own refusal (an error reply: OOM, MISCONF, READONLY …), first line only; null for a
+ * connection that failed, closed or went offline.
+ */
+function refusalOf(error: unknown): string | null {
+  if (!(error instanceof ErrorReply)) return null;
+  return error.message.split("\n")[0]?.slice(0, 200) ?? null;
+}
+
+/** "host:port" of a redis:// URL, for messages. */
+export function hostAndPort(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || "6379"}`;
+  } catch {
+    return "the configured address";
+  }
 }
 
 /** A message with the URL (and so any password in it) taken out. */

@@ -74,10 +74,12 @@ export class RedisRateLimiter implements RateLimiter {
     // Client names go into the key hashed: the key shows nobody's name.
     const id = createHash("sha256").update(clientId).digest("hex").slice(0, 32);
     try {
-      const wait = await this.redis.client.eval(TAKE, {
-        keys: [this.redis.key(`client-rate:${id}`)],
-        arguments: [String(this.perMinute), String(count)],
-      });
+      const wait = await this.redis.run((c) =>
+        c.eval(TAKE, {
+          keys: [this.redis.key(`client-rate:${id}`)],
+          arguments: [String(this.perMinute), String(count)],
+        }),
+      );
       this.warned = false;
       return Number(wait) || 0;
     } catch (error) {

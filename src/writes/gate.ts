@@ -8,7 +8,7 @@ import { ApiError, isInProgressConflict } from "../http/errors.js";
 import type { Logger } from "../log.js";
 import { capped, firstWords, flatten, neutralise } from "./display.js";
 import { type Caller, type Intent, intentDigest, type Preview } from "./intent.js";
-import type { IntentStore } from "./journal.js";
+import { FINISHED_RETENTION_MS, type IntentStore } from "./journal.js";
 
 /** A write as a tool drafts it: the exact request and how to show it. */
 export interface WriteDraft {
@@ -43,7 +43,6 @@ export class GateRefusal extends UserFacingError {
   }
 }
 
-const FINISHED_RETENTION_MS = 7 * 86_400_000;
 const SWEEP_INTERVAL_MS = 60_000;
 /** Outcomes that leave a confirmed write unknown: it is sent again, with the same key. */
 const UNCERTAIN_CODES = new Set([
@@ -181,13 +180,21 @@ export class WriteGate {
     const now = this.clock();
     const settings = this.options.api.settings;
     const user = describeUser(delegatedUser);
-    const pending = [...this.intents.values()].filter(
-      (i) =>
-        i.state === "pending" &&
-        now <= Date.parse(i.expiresAt) &&
-        i.caller.client === caller.client &&
-        describeUser(i.delegatedUser) === user,
-    ).length;
+    const awaiting = () =>
+      [...this.intents.values()].filter(
+        (i) =>
+          i.state === "pending" &&
+          now <= Date.parse(i.expiresAt) &&
+          i.caller.client === caller.client &&
+          describeUser(i.delegatedUser) === user,
+      );
+    let pending = awaiting().length;
+    if (pending >= this.options.maxPendingPerUser) {
+      // With a shared store, other replicas may have confirmed or cancelled some of them since
+      // this one drafted them: what it holds in memory would refuse drafts for their whole TTL.
+      await Promise.all(awaiting().map((i) => this.refresh(i.id)));
+      pending = awaiting().length;
+    }
     if (pending >= this.options.maxPendingPerUser) {
       throw new GateRefusal(
         "full",
@@ -318,12 +325,16 @@ export class WriteGate {
    * lease has run out), with the same keys. Writes a live replica is sending are left to it.
    */
   async recoverAbandoned(): Promise<Intent[]> {
-    for (const stored of await this.options.store.load()) {
+    // Only the intents whose lease has lapsed are read: the look costs the same with five or
+    // five thousand stored.
+    const lapsed = new Set<string>();
+    for (const stored of await this.options.store.abandoned()) {
+      lapsed.add(stored.id);
       const known = this.intents.get(stored.id);
       if (!known || (known.revision ?? 0) < (stored.revision ?? 0))
         this.intents.set(stored.id, stored);
     }
-    return this.finish((i) => i.state === "sending" && !this.queues.has(i.id));
+    return this.finish((i) => lapsed.has(i.id) && i.state === "sending" && !this.queues.has(i.id));
   }
 
   private async finish(which: (intent: Intent) => boolean): Promise<Intent[]> {
@@ -475,7 +486,20 @@ export class WriteGate {
     } finally {
       clearInterval(heartbeat);
     }
-    const settled = await this.options.store.settle(this.stamped(current), this.owner);
+    let settled: Intent | null;
+    try {
+      settled = await this.options.store.settle(this.stamped(current), this.owner);
+    } catch (error) {
+      // The request went out and the API answered: that outcome is the truth to tell. The
+      // journal still says "sending" under this lease; once it lapses another process sends it
+      // again with the same key, and the API replays its first answer.
+      this.options.logger.warn(
+        { intent: intent.id, state: current.state, err: (error as Error).message },
+        "the outcome of a delivered write could not be recorded; it will be resent with the same key",
+      );
+      this.intents.set(current.id, current);
+      return current;
+    }
     if (settled) {
       this.intents.set(settled.id, settled);
       return settled;

@@ -11,13 +11,24 @@ export interface DeliveryLease {
   ms: number;
 }
 
+/** How long a finished intent (succeeded, failed, cancelled) is kept, to answer a repeat. */
+export const FINISHED_RETENTION_MS = 7 * 86_400_000;
+/** How long an expired draft is kept, so a late confirmation hears "expired", not "unknown". */
+export const EXPIRED_DRAFT_GRACE_MS = 60_000;
+
 /**
  * Where intents live: files in the state directory (one process), or Redis (several replicas).
  * Every change the gate makes goes through `replace`, a compare-and-set on the intent's
  * revision, so two processes can never both move one intent on from the same state.
  */
 export interface IntentStore {
+  /**
+   * What a start needs: every intent (file store), or the confirmed, unfinished ones (Redis,
+   * where drafts and finished writes are read by id and expire on their own).
+   */
   load(): Promise<Intent[]>;
+  /** Confirmed writes being sent whose delivery lease has run out: their process died. */
+  abandoned(): Promise<Intent[]>;
   /** One intent, or null when there is none (or it cannot be trusted). */
   read(id: string): Promise<Intent | null>;
   /** Writes the intent as it is, whatever is stored (tests and tools; the gate uses replace). */
@@ -101,6 +112,11 @@ export class FileJournal implements IntentStore {
       await this.quarantine(name, problem, text ?? "");
     }
     return intents;
+  }
+
+  /** One process owns a state directory: a lease is never left by another. */
+  async abandoned(): Promise<Intent[]> {
+    return (await this.load()).filter((i) => i.state === "sending");
   }
 
   async read(id: string): Promise<Intent | null> {

@@ -1,22 +1,62 @@
 import type { Logger } from "../log.js";
 import type { SharedRedis } from "../state/redis.js";
 import type { Intent } from "./intent.js";
-import { type DeliveryLease, type IntentStore, recoverable, trust } from "./journal.js";
+import {
+  type DeliveryLease,
+  EXPIRED_DRAFT_GRACE_MS,
+  FINISHED_RETENTION_MS,
+  type IntentStore,
+  recoverable,
+  trust,
+} from "./journal.js";
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
+/** Abandoned deliveries taken up per look: the rest wait for the next one. */
+const ABANDONED_BATCH = 100;
 
 /*
  * Layout, under the deployment's prefix:
- *   intent:<id>        hash { doc: the intent's JSON as the gate wrote it, rev: its revision }
+ *   intent:<id>        hash { doc: the intent's JSON as the gate wrote it, rev: its revision },
+ *                      expiring on its own: a draft shortly after its confirmation deadline, a
+ *                      finished write after a week; a confirmed, unfinished one never
  *   intent-lease:<id>  the owner delivering it, expiring on its own (PX)
- *   intents            set of every stored id, for load()
+ *   intents-open       sorted set of the confirmed, unfinished intents (sending, uncertain): the
+ *                      score is when the delivery lease runs out (Redis's clock, ms), +inf for an
+ *                      uncertain one nobody is sending. Startup reads it all; the periodic look
+ *                      for abandoned deliveries reads only the scores that have passed
  *   intents-quarantine hash <id>.<ms> -> the damaged document, for a person to look at
+ * Drafts and finished writes are in no index: they are read by id and expire by TTL, on every
+ * replica at once, whichever replica made them and whether or not it still runs.
  * The document is stored as written, never re-encoded by a script (Lua's cjson would turn []
  * into {} and round large numbers, and the digest check would then refuse the write).
  */
 
-/** KEYS: intent, lease, index. ARGV: doc, expected rev, owner ("" for none), lease ms, id. */
-const REPLACE = `
+/**
+ * Shared by the scripts: the intent key's expiry (ttl ms, 0 for none) and its place in the
+ * open set. mode: "lease" (sending, score = now + lease), "now" (sending with no lease: due at
+ * once), "hold" (uncertain: +inf), "" (not open).
+ */
+const KEEP = `
+local function keep(key, open, id, mode, ttl, leaseMs)
+  if tonumber(ttl) > 0 then redis.call('PEXPIRE', key, ttl) else redis.call('PERSIST', key) end
+  if mode == '' then
+    redis.call('ZREM', open, id)
+    return
+  end
+  local score = '+inf'
+  if mode ~= 'hold' then
+    local t = redis.call('TIME')
+    score = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    if mode == 'lease' then score = score + tonumber(leaseMs) end
+  end
+  redis.call('ZADD', open, score, id)
+end`;
+
+/**
+ * KEYS: intent, lease, open. ARGV: doc, expected rev, owner ("" for none), lease ms, id, mode,
+ * ttl ms.
+ */
+const REPLACE = `${KEEP}
 local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')
 if rev ~= tonumber(ARGV[2]) then return -1 end
 if ARGV[3] ~= '' then
@@ -26,35 +66,48 @@ if ARGV[3] ~= '' then
 end
 rev = rev + 1
 redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'rev', rev)
-redis.call('SADD', KEYS[3], ARGV[5])
+keep(KEYS[1], KEYS[3], ARGV[5], ARGV[6], ARGV[7], ARGV[4])
 return rev`;
 
-/** KEYS: intent, lease. ARGV: doc, owner. Only the lease holder records the outcome. */
-const SETTLE = `
+/** KEYS: intent, lease, open. ARGV: doc, owner, id, mode, ttl ms. Only the lease holder settles. */
+const SETTLE = `${KEEP}
 if redis.call('GET', KEYS[2]) ~= ARGV[2] then return -2 end
 local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0') + 1
 redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'rev', rev)
 redis.call('DEL', KEYS[2])
+keep(KEYS[1], KEYS[3], ARGV[3], ARGV[4], ARGV[5], 0)
 return rev`;
 
-/** KEYS: lease. ARGV: owner, ms. */
+/** KEYS: lease, open. ARGV: owner, ms, id. The open set's deadline moves with the lease. */
 const RENEW = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[2]), ARGV[3])
 return 1`;
 
-/** KEYS: intent, index. ARGV: doc, id. A plain write that still counts a revision. */
-const SAVE = `
+/** KEYS: intent, open. ARGV: doc, id, mode, ttl ms. A plain write that still counts a revision. */
+const SAVE = `${KEEP}
 local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0') + 1
 redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'rev', rev)
-redis.call('SADD', KEYS[2], ARGV[2])
+keep(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], 0)
 return rev`;
+
+/** KEYS: open. ARGV: batch. Ids whose delivery lease has run out, on Redis's clock. */
+const LAPSED = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))`;
 
 /**
  * The intent journal on Redis, shared by every replica: a draft made on one is confirmed on
  * another, each change is a compare-and-set in one script (atomic on the server), and the
- * delivery lease lets exactly one process send at a time. Durability is Redis's: run it with
- * AOF (appendonly yes, appendfsync everysec or always) or a confirmed write may be forgotten.
+ * delivery lease lets exactly one process send at a time. Every command has a deadline
+ * (SharedRedis.run): a Redis that went away fails the call with one sentence, and since a
+ * write is claimed in the journal before it is sent, nothing is sent unrecorded. Durability is
+ * Redis's: run it with AOF (appendonly yes, appendfsync everysec or always) or a confirmed
+ * write may be forgotten.
  */
 export class RedisJournal implements IntentStore {
   /** Entries moved to quarantine by the last load. */
@@ -65,29 +118,23 @@ export class RedisJournal implements IntentStore {
     private readonly logger?: Logger,
   ) {}
 
+  /** The confirmed writes not finished yet (sending, uncertain): what a start must finish. */
   async load(): Promise<Intent[]> {
     this.quarantined = 0;
-    const intents: Intent[] = [];
-    const ids = await this.redis.client.sMembers(this.index);
-    for (const id of ids) {
-      const stored = await this.redis.client.hGetAll(this.intentKey(id));
-      if (stored.doc === undefined) {
-        await this.redis.client.sRem(this.index, id); // removed meanwhile
-        continue;
-      }
-      const intent = this.trusted(id, stored);
-      if (typeof intent !== "string") {
-        intents.push(intent);
-        continue;
-      }
-      await this.quarantine(id, intent, stored.doc);
-    }
-    return intents;
+    const ids = await this.redis.run((c) => c.zRange(this.open, 0, -1));
+    return this.readAll(ids);
+  }
+
+  async abandoned(): Promise<Intent[]> {
+    const ids = (await this.redis.run((c) =>
+      c.eval(LAPSED, { keys: [this.open], arguments: [String(ABANDONED_BATCH)] }),
+    )) as string[];
+    return (await this.readAll(ids)).filter((i) => i.state === "sending");
   }
 
   async read(id: string): Promise<Intent | null> {
     if (!ID_PATTERN.test(id)) return null;
-    const stored = await this.redis.client.hGetAll(this.intentKey(id));
+    const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)));
     if (stored.doc === undefined) return null;
     const intent = this.trusted(id, stored);
     if (typeof intent !== "string") return intent;
@@ -100,25 +147,31 @@ export class RedisJournal implements IntentStore {
 
   async save(intent: Intent): Promise<void> {
     this.checkId(intent.id);
-    await this.redis.client.eval(SAVE, {
-      keys: [this.intentKey(intent.id), this.index],
-      arguments: [document(intent), intent.id],
-    });
+    await this.redis.run((c) =>
+      c.eval(SAVE, {
+        keys: [this.intentKey(intent.id), this.open],
+        arguments: [document(intent), intent.id, openMode(intent), String(ttlMs(intent))],
+      }),
+    );
   }
 
   async replace(next: Intent, expected: number, lease?: DeliveryLease): Promise<Intent | null> {
     this.checkId(next.id);
     const rev = Number(
-      await this.redis.client.eval(REPLACE, {
-        keys: [this.intentKey(next.id), this.leaseKey(next.id), this.index],
-        arguments: [
-          document(next),
-          String(expected),
-          lease?.owner ?? "",
-          String(lease?.ms ?? 0),
-          next.id,
-        ],
-      }),
+      await this.redis.run((c) =>
+        c.eval(REPLACE, {
+          keys: [this.intentKey(next.id), this.leaseKey(next.id), this.open],
+          arguments: [
+            document(next),
+            String(expected),
+            lease?.owner ?? "",
+            String(lease?.ms ?? 0),
+            next.id,
+            openMode(next, lease),
+            String(ttlMs(next)),
+          ],
+        }),
+      ),
     );
     return rev > 0 ? { ...next, revision: rev } : null;
   }
@@ -126,34 +179,59 @@ export class RedisJournal implements IntentStore {
   async settle(next: Intent, owner: string): Promise<Intent | null> {
     this.checkId(next.id);
     const rev = Number(
-      await this.redis.client.eval(SETTLE, {
-        keys: [this.intentKey(next.id), this.leaseKey(next.id)],
-        arguments: [document(next), owner],
-      }),
+      await this.redis.run((c) =>
+        c.eval(SETTLE, {
+          keys: [this.intentKey(next.id), this.leaseKey(next.id), this.open],
+          arguments: [document(next), owner, next.id, openMode(next), String(ttlMs(next))],
+        }),
+      ),
     );
     return rev > 0 ? { ...next, revision: rev } : null;
   }
 
   async renew(id: string, lease: DeliveryLease): Promise<boolean> {
-    const held = await this.redis.client.eval(RENEW, {
-      keys: [this.leaseKey(id)],
-      arguments: [lease.owner, String(lease.ms)],
-    });
+    const held = await this.redis.run((c) =>
+      c.eval(RENEW, {
+        keys: [this.leaseKey(id), this.open],
+        arguments: [lease.owner, String(lease.ms), id],
+      }),
+    );
     return Number(held) === 1;
   }
 
   async remove(id: string): Promise<void> {
     if (!ID_PATTERN.test(id)) return;
-    await this.redis.client
-      .multi()
-      .del([this.intentKey(id), this.leaseKey(id)])
-      .sRem(this.index, id)
-      .exec();
+    await this.redis.run((c) =>
+      c
+        .multi()
+        .del([this.intentKey(id), this.leaseKey(id)])
+        .zRem(this.open, id)
+        .exec(),
+    );
   }
 
   /** The process that holds an intent's delivery lease, if any (for tests and doctor). */
   async leaseHolder(id: string): Promise<string | null> {
-    return this.redis.client.get(this.leaseKey(id));
+    return this.redis.run((c) => c.get(this.leaseKey(id)));
+  }
+
+  /** The intents of these ids; damaged ones go to quarantine, vanished ones leave the index. */
+  private async readAll(ids: string[]): Promise<Intent[]> {
+    const intents: Intent[] = [];
+    for (const id of ids) {
+      const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)));
+      if (stored.doc === undefined) {
+        await this.redis.run((c) => c.zRem(this.open, id)); // removed meanwhile
+        continue;
+      }
+      const intent = this.trusted(id, stored);
+      if (typeof intent !== "string") {
+        intents.push(intent);
+        continue;
+      }
+      await this.quarantine(id, intent, stored.doc);
+    }
+    return intents;
   }
 
   private trusted(id: string, stored: Record<string, string>): Intent | string {
@@ -167,12 +245,14 @@ export class RedisJournal implements IntentStore {
   /** Moves a damaged entry aside (kept whole for a person) and says what it seemed to hold. */
   private async quarantine(id: string, problem: string, doc: string): Promise<void> {
     const aside = `${id}.${Date.now()}`;
-    await this.redis.client
-      .multi()
-      .hSet(this.redis.key("intents-quarantine"), aside, doc)
-      .del([this.intentKey(id), this.leaseKey(id)])
-      .sRem(this.index, id)
-      .exec();
+    await this.redis.run((c) =>
+      c
+        .multi()
+        .hSet(this.redis.key("intents-quarantine"), aside, doc)
+        .del([this.intentKey(id), this.leaseKey(id)])
+        .zRem(this.open, id)
+        .exec(),
+    );
     this.quarantined++;
     const seen = recoverable(doc);
     this.logger?.error(
@@ -187,8 +267,8 @@ export class RedisJournal implements IntentStore {
     if (!ID_PATTERN.test(id)) throw new Error(`refusing to store intent id ${id}`);
   }
 
-  private get index(): string {
-    return this.redis.key("intents");
+  private get open(): string {
+    return this.redis.key("intents-open");
   }
 
   private intentKey(id: string): string {
@@ -204,4 +284,31 @@ export class RedisJournal implements IntentStore {
 function document(intent: Intent): string {
   const { revision: _revision, ...rest } = intent;
   return JSON.stringify(rest);
+}
+
+/** Where an intent stands in the open set (see KEEP). */
+function openMode(intent: Intent, lease?: DeliveryLease): string {
+  if (intent.state === "sending") return lease ? "lease" : "now";
+  return intent.state === "uncertain" ? "hold" : "";
+}
+
+/**
+ * How long Redis keeps an intent, in ms (0: until removed). A draft lives a little past its
+ * deadline, so a confirmation arriving just after it is told it expired rather than unknown;
+ * a confirmed write is kept until it is finished, whatever happens to the replicas.
+ */
+function ttlMs(intent: Intent): number {
+  switch (intent.state) {
+    case "pending": {
+      const left = Date.parse(intent.expiresAt) - Date.now() + EXPIRED_DRAFT_GRACE_MS;
+      return Number.isFinite(left) ? Math.max(1_000, left) : FINISHED_RETENTION_MS;
+    }
+    case "expired":
+      return EXPIRED_DRAFT_GRACE_MS;
+    case "sending":
+    case "uncertain":
+      return 0;
+    default:
+      return FINISHED_RETENTION_MS;
+  }
 }

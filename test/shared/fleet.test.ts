@@ -137,6 +137,55 @@ describe("three replicas on one Redis", () => {
   }, 60_000);
 });
 
+/** Seconds this replica still holds back for a 429 (its /metrics gauge). */
+async function cooldownOf(replica: (typeof replicas)[number]): Promise<number> {
+  const metrics = await replica.raw("GET", "/metrics");
+  return Number(/^portfolio_mcp_upstream_cooldown_seconds (\S+)$/m.exec(metrics.body)?.[1]);
+}
+
+describe("a 429 seen by one replica", () => {
+  it("keeps the others from calling until its Retry-After has passed; their calls then go", async () => {
+    const READ = "notifications_unread_count";
+    const sessions = await Promise.all(replicas.map((r) => r.connect(camille.token)));
+    const read = (n: number) =>
+      sessions[n]!.client.callTool({ name: "get_unread_notification_count", arguments: {} });
+    try {
+      await Promise.all([0, 1, 2].map(read)); // all three signed in, nothing pending
+      const mark = sandbox.control.mark();
+      sandbox.control.rateLimitNext(1, 3, { routeId: READ });
+      const first = read(0); // 429 with Retry-After: 3, then replica 1 waits and goes again
+      // Replicas 2 and 3 learn of it over Redis: wait until both hold back (no fixed sleep).
+      for (;;) {
+        const held = await Promise.all([1, 2].map((n) => cooldownOf(replicas[n]!)));
+        if (held.every((seconds) => seconds > 0)) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const [refused] = sandbox.control.requests({ since: mark, routeId: READ });
+      expect(refused?.status).toBe(429);
+      const windowEnds = Date.parse(refused!.at) + 3_000;
+      const askedAt = Date.now();
+      const others = await Promise.all([read(1), read(2)]);
+      // The calls were made inside the window, and they waited it out rather than failing.
+      expect(askedAt).toBeLessThan(windowEnds);
+      expect(others.filter((r) => r.isError)).toEqual([]);
+      expect((await first).isError).toBeFalsy();
+      // Nothing reached the API from any replica until the window had passed: then the one
+      // retry of replica 1 and the two calls of replicas 2 and 3.
+      const after = sandbox.control.requests({ since: refused!.seq });
+      expect(after.map((r) => [r.routeId, r.status])).toEqual([
+        [READ, 200],
+        [READ, 200],
+        [READ, 200],
+      ]);
+      // Node's timers may fire a millisecond early; the log keeps whole milliseconds.
+      for (const request of after)
+        expect(Date.parse(request.at)).toBeGreaterThanOrEqual(windowEnds - 2);
+    } finally {
+      await Promise.all(sessions.map((s) => s.client.close()));
+    }
+  }, 60_000);
+});
+
 describe("a replica killed while delivering", () => {
   it("leaves the write to another, which finishes it with the same key: one record", async () => {
     const [doomed, survivor] = await Promise.all(
