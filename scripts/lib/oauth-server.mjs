@@ -10,16 +10,16 @@ import Provider from "oidc-provider";
 export const RESOURCE_SCOPES = "portfolio:read portfolio:write";
 
 /**
- * Starts the server. `accounts`: { id, email, email_verified? }; `scopes(resource)`: what a
- * resource may be granted (default: both portfolio scopes). Returns its issuer, the private
- * signing key as a JWK (so tests can forge tokens with it), and close().
+ * Starts the server. `accounts`: { id, email, email_verified?, scopes? } (`scopes`: what the
+ * account may be granted, default both portfolio scopes; the rest is refused at consent).
+ * Returns its issuer, the private signing key as a JWK (so tests can forge tokens with it),
+ * and close().
  */
 export async function startAuthServer({
   port = 0,
   host = "127.0.0.1",
   accounts,
   accessTokenTtl = 600,
-  scopes = () => RESOURCE_SCOPES,
 } = {}) {
   const http = createServer();
   await new Promise((resolve, reject) => {
@@ -63,7 +63,7 @@ export async function startAuthServer({
         getResourceServerInfo: async (_ctx, resource) => {
           if (!/^https?:\/\/[^/]+\/mcp$/.test(resource)) throw new Provider.errors.InvalidTarget();
           return {
-            scope: scopes(resource),
+            scope: RESOURCE_SCOPES,
             audience: resource,
             accessTokenTTL: accessTokenTtl,
             accessTokenFormat: "jwt",
@@ -120,8 +120,15 @@ export async function startAuthServer({
     const missing = prompt.details;
     if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
     if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-    for (const [resource, scope] of Object.entries(missing.missingResourceScopes ?? {}))
-      grant.addResourceScope(resource, scope.join(" "));
+    // The account's own limit: what it may not have is refused, not asked again.
+    const account = byId.get(details.session.accountId);
+    const allowed = new Set((account?.scopes ?? RESOURCE_SCOPES).split(" "));
+    for (const [resource, scope] of Object.entries(missing.missingResourceScopes ?? {})) {
+      const granted = scope.filter((s) => allowed.has(s));
+      const refused = scope.filter((s) => !allowed.has(s));
+      if (granted.length > 0) grant.addResourceScope(resource, granted.join(" "));
+      if (refused.length > 0) grant.rejectResourceScope(resource, refused.join(" "));
+    }
     const grantId = await grant.save();
     await provider.interactionFinished(
       ctx.req,
