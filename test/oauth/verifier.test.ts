@@ -1,9 +1,14 @@
 import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { importJWK, type JWK, SignJWT } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/config.js";
+import { resolveRoutes } from "../../src/api/routes.js";
+import { ConfigError, loadConfig } from "../../src/config.js";
+import { signInRows } from "../../src/doctor.js";
 import { discoverIssuer, TokenVerifier } from "../../src/transport/oauth.js";
 
 /**
@@ -170,5 +175,52 @@ describe("the issuer's keys", () => {
     expect(await scopes({ sub: undefined })).toBe("claims");
     // Several audiences, ours among them, are accepted (RFC 9068 allows a list).
     expect(await scopes({ aud: ["https://other.example", AUDIENCE] })).toEqual(["portfolio:read"]);
+  });
+});
+
+describe("doctor", () => {
+  const configFor = (issuer: string, users: unknown) => {
+    const file = join(mkdtempSync(join(tmpdir(), "doctor-users-")), "users.json");
+    writeFileSync(file, JSON.stringify(users));
+    return loadConfig({
+      env: {
+        PORTFOLIO_API_BASE_URL: "https://api.example.com/v1",
+        PORTFOLIO_API_KEY_ID: "demokey",
+        PORTFOLIO_API_SECRET: "s3cret",
+        PORTFOLIO_OAUTH_ISSUER: issuer,
+        PORTFOLIO_OAUTH_USERS_FILE: file,
+        PORTFOLIO_PUBLIC_URL: "https://mcp.example.com",
+      },
+    });
+  };
+  const routes = { routes: resolveRoutes(null) };
+  const camille = { email: "camille.martin@aurore-capital.example" };
+
+  it("checks the users file, the audience, the issuer's metadata and its keys", async () => {
+    const as = await fakeIssuer();
+    const rows = await signInRows(
+      configFor(as.issuer, { users: [{ email: "a@example.test", delegated_user: camille }] }),
+      routes,
+    );
+    expect(rows.map((r) => [r.check, r.status])).toEqual([
+      ["sign-in users", "ok"],
+      ["sign-in audience", "ok"],
+      ["sign-in issuer", "ok"],
+      ["sign-in keys", "ok"],
+    ]);
+    expect(rows[0]!.detail).toMatch(/^1 user\(s\) in .*users\.json, keyed by the email claim$/);
+    expect(rows[1]!.detail).toBe("access tokens must be issued for https://mcp.example.com/mcp");
+    expect(rows[3]!.detail).toBe(`1 signing key(s) at ${new URL(as.issuer).origin}/keys`);
+  });
+
+  it("fails the rows that cannot work, saying why", async () => {
+    const rows = await signInRows(configFor("http://127.0.0.1:9", { users: [] }), routes);
+    expect(rows.map((r) => [r.check, r.status])).toEqual([
+      ["sign-in users", "failed"],
+      ["sign-in audience", "ok"],
+      ["sign-in issuer", "failed"],
+    ]);
+    expect(rows[0]!.detail).toContain("users must have at least one item");
+    expect(rows[2]!.detail).toContain("no authorization server metadata could be read");
   });
 });
