@@ -5,7 +5,6 @@
 // one; consent grants every scope asked for. Never a production identity provider.
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { createServer } from "node:http";
-import Provider from "oidc-provider";
 
 export const RESOURCE_SCOPES = "portfolio:read portfolio:write";
 
@@ -21,6 +20,8 @@ export async function startAuthServer({
   accounts,
   accessTokenTtl = 600,
 } = {}) {
+  // Loaded here, not at the top: followAuthorization alone (the sign-in client) needs none of it.
+  const { default: Provider } = await import("oidc-provider");
   const http = createServer();
   await new Promise((resolve, reject) => {
     http.once("error", reject);
