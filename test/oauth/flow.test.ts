@@ -551,3 +551,75 @@ describe("what the server keeps and shows", () => {
     expect(metrics).not.toContain("oauth:");
   });
 });
+
+describe("behind a reverse proxy, with a low rate limit", () => {
+  it("builds the resource from PORTFOLIO_PUBLIC_URL, accepts its Host, and counts each user's rate apart", async () => {
+    const usersFile = join(mkdtempSync(join(tmpdir(), "oauth-users-")), "users.json");
+    writeFileSync(
+      usersFile,
+      JSON.stringify({
+        users: [ALICE, MALLORY].map((a) => ({ email: a.email, delegated_user: CAMILLE })),
+      }),
+    );
+    const proxied = await startShared(sandbox, null, {
+      PORTFOLIO_OAUTH_ISSUER: as.issuer,
+      PORTFOLIO_OAUTH_USERS_FILE: usersFile,
+      PORTFOLIO_PUBLIC_URL: "https://mcp.example.com",
+      PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: "3",
+    });
+    try {
+      const resource = "https://mcp.example.com/mcp";
+      const viaProxy = { host: "mcp.example.com" };
+      const doc = await proxied.raw("GET", "/.well-known/oauth-protected-resource/mcp", viaProxy);
+      expect(doc.status).toBe(200);
+      expect(JSON.parse(doc.body).resource).toBe(resource);
+      const bare = await proxied.raw("POST", "/mcp", { ...viaProxy, ...MCP_HEADERS }, initialize);
+      expect(bare.headers["www-authenticate"]).toBe(
+        'Bearer scope="portfolio:read portfolio:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"',
+      );
+      // A token for the bound address is not one for this resource.
+      const local = await forgeToken(as, {
+        sub: ALICE.id,
+        aud: proxied.url,
+        email: ALICE.email,
+        email_verified: true,
+      });
+      expect(
+        (
+          await proxied.raw(
+            "POST",
+            "/mcp",
+            { ...MCP_HEADERS, authorization: `Bearer ${local}` },
+            initialize,
+          )
+        ).status,
+      ).toBe(401);
+
+      const tokenOf = (account: TestAccount) =>
+        forgeToken(as, {
+          sub: account.id,
+          aud: resource,
+          email: account.email,
+          email_verified: true,
+        });
+      const send = async (token: string) =>
+        (
+          await proxied.raw(
+            "POST",
+            "/mcp",
+            { ...viaProxy, ...MCP_HEADERS, authorization: `Bearer ${token}` },
+            initialize,
+          )
+        ).status;
+      const alice = await tokenOf(ALICE);
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push(await send(alice));
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      // Another person's bucket is their own, and so is a new token of Alice's: the same user.
+      expect(await send(await tokenOf(MALLORY))).toBe(200);
+      expect(await send(await tokenOf(ALICE))).toBe(429);
+    } finally {
+      await proxied.stop();
+    }
+  });
+});
