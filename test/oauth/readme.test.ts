@@ -46,19 +46,19 @@ describe("README: sign-in, tried locally", () => {
     );
     // The servers' own logs interleave on stderr: the sign-in lines, in order, among them.
     const lines = stderr.split("\n");
-    const after = (line: string, from: number) => {
+    const lineAfter = (line: string, from: number) => {
       const at = lines.indexOf(line, from);
       expect(at, line).toBeGreaterThan(-1);
       return at;
     };
-    let at = after(
+    let at = lineAfter(
       `token for http://127.0.0.1:${mcp}/mcp, scope "portfolio:read portfolio:write"`,
       0,
     );
-    at = after("35 tools", at);
-    at = after("list_my_saved_views: 3 saved views", at);
-    at = after(`token for http://127.0.0.1:${mcp}/mcp, scope "portfolio:read"`, at);
-    at = after("25 tools", at);
-    after("list_my_saved_views: 1 saved view", at);
+    at = lineAfter("35 tools", at);
+    at = lineAfter("list_my_saved_views: 3 saved views", at);
+    at = lineAfter(`token for http://127.0.0.1:${mcp}/mcp, scope "portfolio:read"`, at);
+    at = lineAfter("25 tools", at);
+    lineAfter("list_my_saved_views: 1 saved view", at);
   }, 120_000);
 });
