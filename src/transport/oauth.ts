@@ -85,6 +85,11 @@ export async function discoverIssuer(
       throw fail(
         `the metadata at ${url} has no jwks_uri: the server cannot check token signatures`,
       );
+    // Keys fetched in clear could be swapped on the way: https, as the issuer itself must be.
+    if (new URL(metadata.jwks_uri).protocol !== "https:" && new URL(issuer).protocol === "https:")
+      throw fail(
+        `its jwks_uri ${metadata.jwks_uri} is not https: its keys could be swapped in transit`,
+      );
     return { issuer, jwks_uri: metadata.jwks_uri, source: url };
   }
   throw fail(
