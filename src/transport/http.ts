@@ -79,8 +79,9 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * Streamable HTTP on node:http, both protocol eras on one endpoint. Every request: Host and
  * Origin (403), then the bearer (401 with `WWW-Authenticate`; with sign-in on, an OAuth access
  * token or a clients-file token, see authenticate.ts), then the client's rate (429), then the
- * body (and, for a token without portfolio:write, the write tools it calls: 403). 2026-07-28 requests (a per-request envelope) are answered by a fresh server each;
- * 2025 requests by their session's server (or, with `stateless`, by a fresh one each too).
+ * body (and, for a token without portfolio:write, the write tools it calls: 403). 2026-07-28
+ * requests (a per-request envelope) are answered by a fresh server each; 2025 requests by their
+ * session's server (or, with `stateless`, by a fresh one each too).
  */
 export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   const limiter = options.rateLimiter ?? new LocalRateLimiter(options.rateLimitPerMinute);
