@@ -11,6 +11,7 @@ import { unknownSensitiveEntries } from "./api/offer-summary.js";
 import { resolveRoutes } from "./api/routes.js";
 import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
+import { INVENTORY } from "./inventory/index.js";
 import { createLogger, SecretRedactor } from "./log.js";
 import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
@@ -199,28 +200,48 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
   const { serveHttp } = await import("./transport/http.js");
   const { RedisRateLimiter } = await import("./transport/rate-limit.js");
   const { ClientRegistry } = await import("./transport/clients.js");
-  if (config.server.clientsFile && config.server.mcpToken) {
+  const { isLoopback } = await import("./transport/guard.js");
+  const oauthSettings = config.server.oauth;
+  if (config.server.mcpToken && (config.server.clientsFile || oauthSettings)) {
     await shutdownUpstream();
     throw new ConfigError(
-      "PORTFOLIO_MCP_TOKEN and PORTFOLIO_MCP_CLIENTS_FILE: set one; the clients file gives each client its own token, so the single token would be ignored",
+      config.server.clientsFile
+        ? "PORTFOLIO_MCP_TOKEN and PORTFOLIO_MCP_CLIENTS_FILE: set one; the clients file gives each client its own token, so the single token would be ignored"
+        : "PORTFOLIO_MCP_TOKEN and PORTFOLIO_OAUTH_ISSUER: with sign-in, tokens for automation go in PORTFOLIO_MCP_CLIENTS_FILE (each with its own delegated user); the single token is for personal use",
     );
   }
+  const terms = allowlistTerms(api.routes, {
+    readOnly: config.writes.readOnly,
+    allowSensitive: deps.allowSensitive ?? new Set(),
+  });
   const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
-  const clients = config.server.clientsFile
-    ? ClientRegistry.fromFile(
-        config.server.clientsFile,
-        allowlistTerms(api.routes, {
-          readOnly: config.writes.readOnly,
-          allowSensitive: deps.allowSensitive ?? new Set(),
-        }),
-      )
-    : ClientRegistry.single(token, config.api.delegatedUser);
-  for (const warning of clients.warnings) logger.warn(warning);
+  let clients: import("./transport/clients.js").ClientRegistry;
+  let oauth: Awaited<ReturnType<typeof openSignIn>> | null;
+  try {
+    clients = config.server.clientsFile
+      ? ClientRegistry.fromFile(config.server.clientsFile, terms)
+      : oauthSettings
+        ? ClientRegistry.none()
+        : ClientRegistry.single(token, config.api.delegatedUser);
+    oauth = oauthSettings ? await openSignIn(oauthSettings, terms) : null;
+  } catch (error) {
+    await shutdownUpstream();
+    throw error;
+  }
+  for (const warning of [...clients.warnings, ...(oauth?.access.users.warnings ?? [])])
+    logger.warn(warning);
+  if (oauthSettings && !config.server.publicUrl && !isLoopback(options.host))
+    logger.warn(
+      "PORTFOLIO_OAUTH_ISSUER is set without PORTFOLIO_PUBLIC_URL: the resource URL clients are told (and tokens must be issued for) is the bound address; behind a reverse proxy, set PORTFOLIO_PUBLIC_URL to the address clients use",
+    );
   const readiness = new Readiness(api, Date.now, redis);
   const http = await serveHttp({
     host: options.host,
     port: options.port,
     clients,
+    oauth,
+    publicUrl: config.server.publicUrl,
+    isWriteTool: config.writes.readOnly ? undefined : (name) => WRITE_TOOLS.has(name),
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     maxBodyBytes: config.server.maxBodyBytes,
@@ -247,7 +268,12 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
   process.stderr.write(
     banner({
       url: http.url,
-      token: config.server.clientsFile ? null : token,
+      publicUrl: config.server.publicUrl,
+      signIn: oauth
+        ? { issuer: oauth.access.verifier.issuer, users: oauth.access.users.size }
+        : null,
+      clientsFile: config.server.clientsFile !== null,
+      token: config.server.clientsFile || oauth ? null : token,
       generated: !config.server.mcpToken,
       upstream: config.api.baseUrl,
       sandbox: !!sandbox,
@@ -260,6 +286,27 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     await http.close(config.server.shutdownGraceSeconds * 1000);
     await shutdownUpstream();
   };
+}
+
+/** Tools that write (drafts and the confirmations): what a token needs portfolio:write for. */
+const WRITE_TOOLS: ReadonlySet<string> = new Set(
+  INVENTORY.tools.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name),
+);
+
+/**
+ * Sign-in with the identity provider: its metadata and keys (a startup error, naming
+ * PORTFOLIO_OAUTH_ISSUER, when it cannot be reached: an orchestrator restarts the server, and
+ * nobody is let in on a half-configured check), then the users file.
+ */
+async function openSignIn(
+  settings: NonNullable<Config["server"]["oauth"]>,
+  terms: ReturnType<typeof allowlistTerms>,
+) {
+  const { TokenVerifier } = await import("./transport/oauth.js");
+  const { OAuthUsers } = await import("./transport/oauth-users.js");
+  const users = OAuthUsers.fromFile(settings.usersFile, settings.userClaim, terms);
+  const { verifier } = await TokenVerifier.discover(settings.issuer);
+  return { access: { verifier, users }, audience: settings.audience };
 }
 
 /**
@@ -311,6 +358,8 @@ function transportWarnings(config: Config, transport: AppOptions["transport"]): 
   const httpOnly = [
     config.server.clientsFile ? "PORTFOLIO_MCP_CLIENTS_FILE" : null,
     config.server.mcpToken ? "PORTFOLIO_MCP_TOKEN" : null,
+    config.server.oauth ? "PORTFOLIO_OAUTH_ISSUER" : null,
+    config.server.publicUrl ? "PORTFOLIO_PUBLIC_URL" : null,
   ].filter(Boolean);
   return httpOnly.length > 0
     ? [`${httpOnly.join(" and ")} apply to serve --http only; over stdio they are ignored`]
@@ -375,7 +424,11 @@ function withSandbox(sources: ConfigSources, sandbox: Sandbox): ConfigSources {
 
 function banner(b: {
   url: string;
-  /** null: clients come from PORTFOLIO_MCP_CLIENTS_FILE, each with its own token. */
+  publicUrl: string | null;
+  /** Sign-in with the identity provider, when on. */
+  signIn: { issuer: string; users: number } | null;
+  clientsFile: boolean;
+  /** null: clients come from PORTFOLIO_MCP_CLIENTS_FILE or sign in, each as its own user. */
   token: string | null;
   generated: boolean;
   upstream: string;
@@ -383,11 +436,20 @@ function banner(b: {
   user: Config["api"]["delegatedUser"];
 }): string {
   if (b.token === null) {
+    const lines = [
+      b.publicUrl ? `  Public   ${b.publicUrl}/mcp` : null,
+      b.signIn
+        ? `  Sign-in  OAuth, tokens from ${b.signIn.issuer}; ${b.signIn.users} user(s) in PORTFOLIO_OAUTH_USERS_FILE`
+        : null,
+      b.clientsFile
+        ? "  Clients  from PORTFOLIO_MCP_CLIENTS_FILE, each acting for its own user"
+        : null,
+    ].filter((line) => line !== null);
     return `
 portfolio-mcp ${VERSION}: MCP over Streamable HTTP, shared
 
   URL      ${b.url}
-  Clients  from PORTFOLIO_MCP_CLIENTS_FILE, each acting for its own user
+${lines.join("\n")}
   API      ${b.upstream}
   Health   /healthz, /readyz, /metrics
 

@@ -43,6 +43,25 @@ export interface ServerSettings {
   rateLimitPerMinute: number;
   maxBodyBytes: number;
   shutdownGraceSeconds: number;
+  /**
+   * How clients reach this server (scheme, host, port; behind a reverse proxy, the proxy's):
+   * the base of the OAuth resource URL and of its metadata URL. null: the bound address.
+   */
+  publicUrl: string | null;
+  /** Sign-in with the organisation's identity provider; null: bearer tokens only. */
+  oauth: OAuthSettings | null;
+}
+
+/** The shared HTTP deployment as an OAuth 2.1 protected resource (README, "Sign-in"). */
+export interface OAuthSettings {
+  /** The authorization server's issuer identifier, exactly as its metadata states it. */
+  issuer: string;
+  /** The `aud` access tokens must carry; null: the public URL's /mcp. */
+  audience: string | null;
+  /** The claim that names the user in the users file (default `email`). */
+  userClaim: string;
+  /** JSON file mapping the claim's values to delegated users. */
+  usersFile: string;
 }
 
 /**
@@ -222,6 +241,41 @@ const variables = z.object({
   PORTFOLIO_MCP_CLIENTS_FILE: optional(z.string()).describe(
     "JSON file of client token hashes, each with its delegated user (HTTP; replaces PORTFOLIO_MCP_TOKEN).",
   ),
+  PORTFOLIO_PUBLIC_URL: optional(
+    z
+      .string()
+      .transform((v) => v.trim().replace(/\/+$/, ""))
+      .pipe(
+        z
+          .string()
+          .regex(
+            /^https?:\/\/[^\s/?#]+$/,
+            "must be the origin clients reach this server at, such as https://mcp.example.com (no path: the server answers at /mcp and /.well-known/…)",
+          ),
+      ),
+  ).describe(
+    "How clients reach this server behind a proxy (https://mcp.example.com); builds the OAuth resource URL (HTTP).",
+  ),
+  PORTFOLIO_OAUTH_ISSUER: optional(
+    z
+      .string()
+      .trim()
+      .refine(
+        secureUrl,
+        "must be the authorization server's issuer URL, https:// (http:// only on loopback)",
+      ),
+  ).describe(
+    "Sign-in with your identity provider: its OAuth issuer URL; clients then present its access tokens (HTTP).",
+  ),
+  PORTFOLIO_OAUTH_AUDIENCE: optional(
+    z.string().trim().refine(isUrl, "must be a URL (the resource access tokens are issued for)"),
+  ).describe("The audience access tokens must carry (default: the public URL's /mcp)."),
+  PORTFOLIO_OAUTH_USERS_FILE: optional(z.string()).describe(
+    "JSON file of the users allowed to sign in, each with its delegated user (with PORTFOLIO_OAUTH_ISSUER).",
+  ),
+  PORTFOLIO_OAUTH_USER_CLAIM: optional(
+    z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be a claim name (letters, digits, _ . : -)"),
+  ).describe("The access-token claim that names the user in the users file (default email)."),
   PORTFOLIO_MCP_MAX_SESSIONS: integer(1, 100_000, 200).describe(
     "Concurrent HTTP sessions at most (default 200).",
   ),
@@ -370,6 +424,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       rateLimitPerMinute: v.PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE,
       maxBodyBytes: v.PORTFOLIO_MCP_MAX_BODY_BYTES,
       shutdownGraceSeconds: v.PORTFOLIO_SHUTDOWN_GRACE_SECONDS,
+      publicUrl: v.PORTFOLIO_PUBLIC_URL ?? null,
+      oauth: oauthSettings(v),
     },
     writes: {
       readOnly: v.PORTFOLIO_READ_ONLY === "true" || v.PORTFOLIO_READ_ONLY === "1",
@@ -396,6 +452,46 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         : []),
     ],
   };
+}
+
+/** The OAuth settings: all or nothing, each missing piece named. */
+function oauthSettings(v: z.output<typeof variables>): OAuthSettings | null {
+  if (!v.PORTFOLIO_OAUTH_ISSUER) {
+    const stray = (
+      [
+        "PORTFOLIO_OAUTH_AUDIENCE",
+        "PORTFOLIO_OAUTH_USERS_FILE",
+        "PORTFOLIO_OAUTH_USER_CLAIM",
+      ] as const
+    ).filter((name) => v[name] !== undefined);
+    if (stray.length > 0)
+      throw new ConfigError(
+        `${stray.join(" and ")}: set PORTFOLIO_OAUTH_ISSUER too (without an issuer there is no sign-in to configure)`,
+      );
+    return null;
+  }
+  if (!v.PORTFOLIO_OAUTH_USERS_FILE)
+    throw new ConfigError(
+      "PORTFOLIO_OAUTH_USERS_FILE: required with PORTFOLIO_OAUTH_ISSUER (the users allowed to sign in, each with the user the server acts for)",
+    );
+  return {
+    issuer: v.PORTFOLIO_OAUTH_ISSUER,
+    audience: v.PORTFOLIO_OAUTH_AUDIENCE ?? null,
+    userClaim: v.PORTFOLIO_OAUTH_USER_CLAIM ?? "email",
+    usersFile: v.PORTFOLIO_OAUTH_USERS_FILE,
+  };
+}
+
+/** https, or http on a loopback host (a local authorization server for development). */
+function secureUrl(value: string): boolean {
+  if (!isUrl(value)) return false;
+  const url = new URL(value);
+  if (url.search || url.hash) return false;
+  if (url.protocol === "https:") return true;
+  return (
+    url.protocol === "http:" &&
+    ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname.toLowerCase())
+  );
 }
 
 function isUrl(value: string): boolean {

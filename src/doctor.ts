@@ -4,7 +4,10 @@ import type { ApiClient } from "./api/client.js";
 import type { Config } from "./config.js";
 import { userMessage } from "./errors.js";
 import { ApiError } from "./http/errors.js";
+import { allowlistTerms } from "./inventory/allowlist.js";
 import { inspectRedis, type RedisFacts } from "./state/redis-health.js";
+import { discoverIssuer } from "./transport/oauth.js";
+import { OAuthUsers } from "./transport/oauth-users.js";
 import { damagedFiles, QUARANTINE_DIR } from "./writes/journal.js";
 
 /** "warning": works, but a setting risks something (exit code unchanged). */
@@ -101,6 +104,7 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
       ? redisRow(await inspectRedis(config.redis), config)
       : await journalRow(config.stateDir),
   );
+  rows.push(...(await signInRows(config, api)));
   try {
     await api.tokens.get();
     const offset = Math.round(api.tokens.clockOffsetMs / 1000);
@@ -208,6 +212,77 @@ export function redisRow(facts: RedisFacts, config: Pick<Config, "writes">): Che
     status: failures.length > 0 ? "failed" : warnings.length > 0 ? "warning" : "ok",
     detail: [summary, ...failures, ...warnings].join("; "),
   };
+}
+
+/**
+ * Sign-in with the identity provider, when configured: its metadata, its keys, the users file,
+ * and the audience tokens must carry. Nothing is signed in; only public documents are read.
+ */
+export async function signInRows(
+  config: Config,
+  api: Pick<ApiClient, "routes">,
+  fetchFn: typeof fetch = fetch,
+): Promise<CheckRow[]> {
+  const oauth = config.server.oauth;
+  if (!oauth) return [];
+  const rows: CheckRow[] = [];
+  try {
+    const users = OAuthUsers.fromFile(
+      oauth.usersFile,
+      oauth.userClaim,
+      allowlistTerms(api.routes, {
+        readOnly: config.writes.readOnly,
+        allowSensitive: new Set(config.writes.allowSensitive),
+      }),
+    );
+    rows.push({
+      check: "sign-in users",
+      status: users.warnings.length > 0 ? "failed" : "ok",
+      detail:
+        users.warnings.join("; ") ||
+        `${users.size} user(s) in ${oauth.usersFile}, keyed by the ${oauth.userClaim} claim`,
+    });
+  } catch (error) {
+    rows.push({ check: "sign-in users", status: "failed", detail: (error as Error).message });
+  }
+  const audience =
+    oauth.audience ??
+    (config.server.publicUrl ? `${config.server.publicUrl}/mcp` : "the bound address's /mcp");
+  rows.push({
+    check: "sign-in audience",
+    status: "ok",
+    detail: `access tokens must be issued for ${audience}${config.server.publicUrl || oauth.audience ? "" : " (set PORTFOLIO_PUBLIC_URL behind a proxy)"}`,
+  });
+  let jwksUri: string;
+  try {
+    const metadata = await discoverIssuer(oauth.issuer, fetchFn);
+    jwksUri = metadata.jwks_uri;
+    rows.push({ check: "sign-in issuer", status: "ok", detail: `metadata at ${metadata.source}` });
+  } catch (error) {
+    rows.push({ check: "sign-in issuer", status: "failed", detail: (error as Error).message });
+    return rows;
+  }
+  try {
+    const response = await fetchFn(jwksUri, { signal: AbortSignal.timeout(5_000) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const { keys } = (await response.json()) as { keys?: Array<{ kty?: string; use?: string }> };
+    const signing = (keys ?? []).filter((k) => k.kty !== "oct" && (k.use ?? "sig") === "sig");
+    rows.push({
+      check: "sign-in keys",
+      status: signing.length > 0 ? "ok" : "failed",
+      detail:
+        signing.length > 0
+          ? `${signing.length} signing key(s) at ${jwksUri}`
+          : `no public signing key at ${jwksUri}: no token could be checked`,
+    });
+  } catch (error) {
+    rows.push({
+      check: "sign-in keys",
+      status: "failed",
+      detail: `${jwksUri} cannot be read (${(error as Error).message})`,
+    });
+  }
+  return rows;
 }
 
 async function runProbe(api: ApiClient, probe: Probe): Promise<CheckRow> {

@@ -8,13 +8,33 @@ import { describeIssue, fieldPath } from "../field-errors.js";
 
 /** Who is calling over HTTP, fixed when their session starts. */
 export interface Principal {
-  /** The client's name in the clients file ("default" for the single token). */
+  /**
+   * The client's name in the clients file ("default" for the single token); for a user signed
+   * in with OAuth, `oauth:` and a hash of issuer and subject. Sessions, drafted writes, sealed
+   * confirmations and rate limits are keyed by it.
+   */
   id: string;
   delegatedUser: DelegatedUser | null;
   readOnly: boolean;
   /** Its allowlist: tool names, operation ids and families it may use; null for all. */
   tools: ReadonlySet<string> | null;
+  /** OAuth only: what the token grants and which OAuth client holds it (for logs). */
+  oauth?: {
+    scopes: readonly string[];
+    clientId: string | null;
+    /** Read-only for want of portfolio:write alone: a token with that scope would lift it. */
+    lacksWriteScope: boolean;
+  };
 }
+
+/** `{ "email": … }` or `{ "id": … }`: the user the API is told each call acts for. */
+export const delegatedUserSchema = z.union(
+  [z.strictObject({ email: z.string().min(3) }), z.strictObject({ id: z.string().min(1) })],
+  {
+    error: (issue) =>
+      issue.input === undefined ? "is required" : 'must be { "email": … } or { "id": … }',
+  },
+);
 
 const clientsFile = z.strictObject({
   clients: z
@@ -24,13 +44,7 @@ const clientsFile = z.strictObject({
         token_sha256: z
           .string()
           .regex(/^[0-9a-f]{64}$/, "must be the SHA-256 of the token, 64 lowercase hex"),
-        delegated_user: z.union(
-          [z.strictObject({ email: z.string().min(3) }), z.strictObject({ id: z.string().min(1) })],
-          {
-            error: (issue) =>
-              issue.input === undefined ? "is required" : 'must be { "email": … } or { "id": … }',
-          },
-        ),
+        delegated_user: delegatedUserSchema,
         read_only: z.boolean().optional(),
         tools: z.array(z.string()).optional(),
       }),
@@ -42,6 +56,37 @@ export const sha256Hex = (token: string) => createHash("sha256").update(token).d
 
 const EXPECTED_SHAPE =
   'expected { "clients": [ { "name": "…", "token_sha256": "<64 hex>", "delegated_user": { "email": "…" } or { "id": "…" }, "read_only": false, "tools": ["<tool, operation id or family>"] } ] } (read_only and tools optional)';
+/**
+ * A file entry's `tools`, checked against what the deployment can offer: an unknown entry is an
+ * error naming the nearest real one; drafts that nothing could settle are a warning.
+ */
+export function checkAllowlist(
+  who: string,
+  entry: { tools?: string[] | undefined; read_only?: boolean | undefined },
+  terms: AllowlistTerms,
+  fail: (why: string) => Error,
+  warn: (warning: string) => void,
+): ReadonlySet<string> | null {
+  const allowlist = entry.tools ? new Set(entry.tools) : null;
+  const unknown = entry.tools?.filter((name) => !terms.names.has(name)) ?? [];
+  if (unknown.length > 0) {
+    const hints = unknown.map((name) => {
+      const near = closest(name, terms.names);
+      return near ? `${name} (did you mean ${near}?)` : name;
+    });
+    throw fail(
+      `${who} lists unknown entries in tools: ${hints.join(", ")}; an entry is a tool name, or an operation id or a family of ${terms.source}`,
+    );
+  }
+  const unsettled = allowlist && terms.unsettled(allowlist, entry.read_only ?? false);
+  if (unsettled) {
+    warn(
+      `${who} may draft writes (${unsettled.drafts.join("; ")}) but its tools lack ${unsettled.missing.join(" and ")}: with a client that cannot show a confirmation form, its drafts can be neither confirmed nor cancelled`,
+    );
+  }
+  return allowlist;
+}
+
 /** What the entries of an allowlist may name, and what drafting under one needs. */
 export interface AllowlistTerms {
   /** Tool names, operation ids and families. */
@@ -77,6 +122,11 @@ export class ClientRegistry {
     ]);
   }
 
+  /** No static token at all: with sign-in on and no clients file, OAuth is the only way in. */
+  static none(): ClientRegistry {
+    return new ClientRegistry([]);
+  }
+
   /** PORTFOLIO_MCP_CLIENTS_FILE; a wrong file is a startup error naming the entry and rule. */
   static fromFile(path: string, terms: AllowlistTerms): ClientRegistry {
     const fail = (why: string) => new ConfigError(`PORTFOLIO_MCP_CLIENTS_FILE (${path}): ${why}`);
@@ -103,23 +153,9 @@ export class ClientRegistry {
         throw fail(`client ${client.name} reuses another client's token`);
       names.add(client.name);
       hashes.add(client.token_sha256);
-      const allowlist = client.tools ? new Set(client.tools) : null;
-      const unknown = client.tools?.filter((entry) => !terms.names.has(entry)) ?? [];
-      if (unknown.length > 0) {
-        const hints = unknown.map((entry) => {
-          const near = closest(entry, terms.names);
-          return near ? `${entry} (did you mean ${near}?)` : entry;
-        });
-        throw fail(
-          `client ${client.name} lists unknown entries in tools: ${hints.join(", ")}; an entry is a tool name, or an operation id or a family of ${terms.source}`,
-        );
-      }
-      const unsettled = allowlist && terms.unsettled(allowlist, client.read_only ?? false);
-      if (unsettled) {
-        warnings.push(
-          `PORTFOLIO_MCP_CLIENTS_FILE: client ${client.name} may draft writes (${unsettled.drafts.join("; ")}) but its tools lack ${unsettled.missing.join(" and ")}: with a client that cannot show a confirmation form, its drafts can be neither confirmed nor cancelled`,
-        );
-      }
+      const allowlist = checkAllowlist(`client ${client.name}`, client, terms, fail, (warning) =>
+        warnings.push(`PORTFOLIO_MCP_CLIENTS_FILE: ${warning}`),
+      );
       return {
         hash: Buffer.from(client.token_sha256, "hex"),
         principal: {

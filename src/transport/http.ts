@@ -11,9 +11,11 @@ import {
 import type { Logger } from "../log.js";
 import type { Metrics } from "../metrics.js";
 import type { Verdict } from "../readiness.js";
+import { Authenticator, type OAuthAccess } from "./authenticate.js";
 import type { ClientRegistry, Principal } from "./clients.js";
 import { allowedOrigins, checkHostAndOrigin } from "./guard.js";
 import { INVALID_REQUEST, repairResponse } from "./jsonrpc.js";
+import { METADATA_PATHS, SCOPE_WRITE } from "./oauth.js";
 import { LocalRateLimiter, type RateLimiter } from "./rate-limit.js";
 import { json, reply, rpcError } from "./replies.js";
 import { Sessions } from "./sessions.js";
@@ -22,6 +24,15 @@ export interface HttpOptions {
   host: string;
   port: number;
   clients: ClientRegistry;
+  /**
+   * Sign-in with the organisation's identity provider (OAuth 2.1 resource server); absent:
+   * the clients file's (or the single) bearer tokens only.
+   */
+  oauth?: { access: OAuthAccess; audience: string | null } | null;
+  /** PORTFOLIO_PUBLIC_URL: how clients reach us (origin); default: the bound address. */
+  publicUrl?: string | null;
+  /** Whether a tool writes (needs portfolio:write); by default none does. */
+  isWriteTool?(name: string): boolean;
   allowedHosts: string[];
   allowedOrigins: string[];
   maxBodyBytes: number;
@@ -66,9 +77,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * Streamable HTTP on node:http, both protocol eras on one endpoint. Every request: Host and
- * Origin (403), then the bearer (401, `WWW-Authenticate`), then the client's rate (429), then
- * the body. 2026-07-28 requests (a per-request envelope) are answered by a fresh server each;
- * 2025 requests by their session's server (or, with `stateless`, by a fresh one each too).
+ * Origin (403), then the bearer (401 with `WWW-Authenticate`; with sign-in on, an OAuth access
+ * token or a clients-file token, see authenticate.ts), then the client's rate (429), then the
+ * body (and, for a token without portfolio:write, the write tools it calls: 403). 2026-07-28
+ * requests (a per-request envelope) are answered by a fresh server each; 2025 requests by their
+ * session's server (or, with `stateless`, by a fresh one each too).
  */
 export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   const limiter = options.rateLimiter ?? new LocalRateLimiter(options.rateLimitPerMinute);
@@ -83,6 +96,12 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     "portfolio_mcp_http_requests_total",
     "HTTP requests answered, by status.",
   );
+  const refusals = options.metrics.counter(
+    "portfolio_mcp_auth_refusals_total",
+    "Requests refused at authentication, by reason (never by user).",
+  );
+  const auth = new Authenticator(options.clients, options.oauth?.access ?? null, options.logger);
+  const isWriteTool = options.isWriteTool ?? (() => false);
   let inFlight = 0;
   let closing = false;
   options.metrics.gauge("portfolio_mcp_sessions_open", "Open MCP sessions.", () => sessions.size);
@@ -115,10 +134,12 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
       });
     },
   );
+  // The public URL's host is ours too: a reverse proxy forwards it as it is.
+  const allowedHosts = [...options.allowedHosts, ...publicHosts(options.publicUrl ?? null)];
   let allowed = allowedOrigins({
     bindHost: options.host,
     port: options.port,
-    allowedHosts: options.allowedHosts,
+    allowedHosts,
     allowedOrigins: options.allowedOrigins,
   });
 
@@ -141,26 +162,23 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
         .end(options.metrics.render());
       return;
     }
+    // RFC 9728: how to sign in, for anyone who asks (no token), at both well-known addresses.
+    const metadata = req.method === "GET" && METADATA_PATHS.includes(path ?? "") && auth.metadata();
+    if (metadata) {
+      res
+        .writeHead(200, { "Content-Type": "application/json", "Cache-Control": "max-age=300" })
+        .end(JSON.stringify(metadata));
+      return;
+    }
     if (path !== MCP_PATH) return reply(res, 404, `Not found; the MCP endpoint is ${MCP_PATH}.`);
     if (closing) return reply(res, 503, "Shutting down.", { "Retry-After": "5" });
 
-    const principal = options.clients.authenticate(req.headers.authorization);
-    if (!principal) {
-      // RFC 6750: a missing token gets the bare challenge; a wrong one, invalid_token.
-      if (!req.headers.authorization)
-        return reply(res, 401, "A bearer token is required: send Authorization: Bearer <token>.", {
-          "WWW-Authenticate": 'Bearer realm="portfolio-mcp"',
-        });
-      return reply(
-        res,
-        401,
-        "The bearer token is not one this server knows: check the token the operator gave you (it is case-sensitive, and sent as Authorization: Bearer <token>).",
-        {
-          "WWW-Authenticate":
-            'Bearer realm="portfolio-mcp", error="invalid_token", error_description="unknown token"',
-        },
-      );
+    const outcome = await auth.authenticate(req.headers.authorization);
+    if (!outcome.ok) {
+      refusals({ reason: outcome.reason });
+      return reply(res, outcome.status, outcome.message, outcome.headers);
     }
+    const principal = outcome.principal;
     if (!["GET", "POST", "DELETE"].includes(req.method ?? "")) {
       return reply(res, 405, "Use POST, GET or DELETE on /mcp.", { Allow: "GET, POST, DELETE" });
     }
@@ -212,10 +230,22 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
       body = repairResponse(body);
     }
 
+    // A token without portfolio:write that calls a write tool: the MCP authorization spec's
+    // step-up, 403 insufficient_scope, so the client can sign in again for more. Refused here,
+    // before any server sees it, whatever the session was opened with.
+    const writing = principal.oauth?.lacksWriteScope && callsTool(body, isWriteTool);
+    if (writing) {
+      refusals({ reason: "scope" });
+      const step = auth.insufficientScope(
+        `${writing} writes, and the access token does not grant ${SCOPE_WRITE}; sign in again and allow writing. Nothing was sent.`,
+      );
+      return reply(res, step.status, step.message, step.headers);
+    }
+
     (req as IncomingMessage & { auth?: AuthInfo }).auth = {
       token: "[held by the transport]",
       clientId: principal.id,
-      scopes: [],
+      scopes: [...(principal.oauth?.scopes ?? [])],
       extra: { principal },
     };
     if (!isLegacy(req, body)) return modernNode(req, res, body);
@@ -261,10 +291,11 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   allowed = allowedOrigins({
     bindHost: options.host,
     port,
-    allowedHosts: options.allowedHosts,
+    allowedHosts,
     allowedOrigins: options.allowedOrigins,
   });
   const hostForUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
+  auth.locate(options.publicUrl ?? `http://${hostForUrl}:${port}`, options.oauth?.audience ?? null);
   return {
     url: `http://${hostForUrl}:${port}${MCP_PATH}`,
     port,
@@ -293,6 +324,24 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer 
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
+}
+
+/** `host` and `host:port` of the public URL, as a proxy may forward either. */
+function publicHosts(publicUrl: string | null): string[] {
+  if (!publicUrl) return [];
+  const url = new URL(publicUrl);
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  return [url.host, `${url.hostname}:${port}`];
+}
+
+/** The name of the first tool a body (one message or a batch) calls that `matches`, if any. */
+function callsTool(body: unknown, matches: (name: string) => boolean): string | null {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const m = message as { method?: unknown; params?: { name?: unknown } } | null;
+    if (m?.method === "tools/call" && typeof m.params?.name === "string" && matches(m.params.name))
+      return m.params.name;
+  }
+  return null;
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {

@@ -69,6 +69,18 @@ export class Sessions {
       // The token must be the one that opened the session: a session never changes hands.
       if (existing.principal.id !== principal.id)
         return rpcError(res, 403, -32000, "This session belongs to another client.", requestId);
+      // The same user with other permissions (a new sign-in granted or dropped portfolio:write):
+      // a session's tool list is fixed, so it ends and the client starts one that fits.
+      if (existing.principal.readOnly !== principal.readOnly) {
+        this.drop(id as string, existing);
+        return rpcError(
+          res,
+          404,
+          -32001,
+          "Session not found: the access token's permissions changed; initialize a new session.",
+          requestId,
+        );
+      }
       existing.lastSeen = Date.now();
       return existing.transport.handleRequest(req, res, body);
     }
@@ -108,6 +120,11 @@ export class Sessions {
     clearInterval(this.sweep);
     await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => {})));
     this.sessions.clear();
+  }
+
+  private drop(id: string, session: Session): void {
+    this.sessions.delete(id);
+    void session.server.close().catch(() => {});
   }
 
   private makeRoom(principal: Principal): void {

@@ -19,21 +19,22 @@ export interface ClientEntry {
   tools?: string[];
 }
 
-/** The built server in shared HTTP mode, on this sandbox, with a clients file. */
+/** The built server in shared HTTP mode, on this sandbox, with a clients file (null: none). */
 export async function startShared(
   sandbox: Sandbox,
-  clients: ClientEntry[],
+  clients: ClientEntry[] | null,
   env: Record<string, string> = {},
   args: string[] = [],
 ) {
   const dir = mkdtempSync(join(tmpdir(), "shared-"));
   const clientsFile = join(dir, "clients.json");
-  writeFileSync(
-    clientsFile,
-    JSON.stringify({
-      clients: clients.map(({ token, ...rest }) => ({ ...rest, token_sha256: sha256Hex(token) })),
-    }),
-  );
+  if (clients)
+    writeFileSync(
+      clientsFile,
+      JSON.stringify({
+        clients: clients.map(({ token, ...rest }) => ({ ...rest, token_sha256: sha256Hex(token) })),
+      }),
+    );
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
   );
@@ -46,7 +47,7 @@ export async function startShared(
         PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
         PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
         PORTFOLIO_API_SECRET: sandbox.credentials.secret,
-        PORTFOLIO_MCP_CLIENTS_FILE: clientsFile,
+        ...(clients ? { PORTFOLIO_MCP_CLIENTS_FILE: clientsFile } : {}),
         PORTFOLIO_STATE_DIR: join(dir, "state"),
         PORTFOLIO_CONFIRM: "two-step",
         PORTFOLIO_LOG_LEVEL: "warn",
