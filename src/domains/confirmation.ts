@@ -1,9 +1,15 @@
 import { z } from "zod";
-import { WRITE_OPERATIONS } from "../api/catalogue.js";
+import { type OperationId, WRITE_OPERATIONS } from "../api/catalogue.js";
 import { UserFacingError } from "../errors.js";
-import { type Domain, defineTool, type ToolContext } from "../inventory/types.js";
+import {
+  type Domain,
+  defineTool,
+  type ToolAnnotations,
+  type ToolContext,
+} from "../inventory/types.js";
 import { settled } from "../toolkit/refusals.js";
 import { draftOfCard } from "../writes/card.js";
+import type { Intent } from "../writes/intent.js";
 import { outcomeOf, outcomeSchema } from "../writes/outcome.js";
 
 const confirmationId = z
@@ -85,13 +91,11 @@ export const confirmation: Domain = {
         };
       },
     }),
-    defineTool({
-      kind: "run",
+    cardButton({
       name: "app_confirm_write",
       title: "Confirm (card)",
       description:
         "The Confirm button of the confirmation card: sends the draft the card shows, exactly as previewed, once.",
-      family: "confirmation",
       annotations: {
         readOnlyHint: false,
         destructiveHint: true,
@@ -99,30 +103,20 @@ export const confirmation: Domain = {
         openWorldHint: true,
       },
       operations: WRITE_OPERATIONS,
-      settles: "app",
-      view: "confirm-write",
-      output: outcomeSchema,
-      input: z.strictObject({ token: cardToken }),
-      async run({ token }, ctx) {
-        const writes = gate(ctx);
-        const user = ctx.session.delegatedUser;
-        const intent = await draftOfCard(token, writes, writes.caller, user);
-        return {
-          structured: outcomeOf(
-            settled(
-              ctx.session,
-              await writes.gate.confirm(intent.confirmationId, writes.caller, user),
-            ),
+      press: async (writes, intent, ctx) =>
+        settled(
+          ctx.session,
+          await writes.gate.confirm(
+            intent.confirmationId,
+            writes.caller,
+            ctx.session.delegatedUser,
           ),
-        };
-      },
+        ),
     }),
-    defineTool({
-      kind: "run",
+    cardButton({
       name: "app_cancel_write",
       title: "Cancel (card)",
       description: "The Cancel button of the confirmation card: drops the draft; nothing is sent.",
-      family: "confirmation",
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
@@ -130,20 +124,41 @@ export const confirmation: Domain = {
         openWorldHint: false,
       },
       operations: [],
-      settles: "app",
-      view: "confirm-write",
-      output: outcomeSchema,
-      input: z.strictObject({ token: cardToken }),
-      async run({ token }, ctx) {
-        const writes = gate(ctx);
-        const user = ctx.session.delegatedUser;
-        const intent = await draftOfCard(token, writes, writes.caller, user);
-        return {
-          structured: outcomeOf(
-            await writes.gate.cancel(intent.confirmationId, writes.caller, user),
-          ),
-        };
-      },
+      press: (writes, intent, ctx) =>
+        writes.gate.cancel(intent.confirmationId, writes.caller, ctx.session.delegatedUser),
     }),
   ],
 };
+
+/** A button of the confirmation card: it acts only on the draft its sealed token names. */
+function cardButton(button: {
+  name: string;
+  title: string;
+  description: string;
+  annotations: ToolAnnotations;
+  operations: readonly OperationId[];
+  press(
+    writes: NonNullable<ToolContext["writes"]>,
+    intent: Intent,
+    ctx: ToolContext,
+  ): Promise<Intent>;
+}) {
+  return defineTool({
+    kind: "run",
+    name: button.name,
+    title: button.title,
+    description: button.description,
+    family: "confirmation",
+    annotations: button.annotations,
+    operations: button.operations,
+    settles: "app",
+    view: "confirm-write",
+    output: outcomeSchema,
+    input: z.strictObject({ token: cardToken }),
+    async run({ token }, ctx) {
+      const writes = gate(ctx);
+      const intent = await draftOfCard(token, writes, writes.caller, ctx.session.delegatedUser);
+      return { structured: outcomeOf(await button.press(writes, intent, ctx)) };
+    },
+  });
+}
