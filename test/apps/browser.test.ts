@@ -105,6 +105,12 @@ async function drafted(name: string) {
 describe.skipIf(!HAVE_BROWSER)("the confirmation card in a browser", () => {
   it("shows the exact draft; Confirm sends it once; a second Confirm sends nothing", async () => {
     page = await newPage();
+    // This client (the Apps extension, no form) has no way to confirm but the card's button:
+    // the tools that settle drafts it is offered are app-only, and confirm_write is not one.
+    const { tools } = await session.client.listTools();
+    const settling = tools.filter((t) => /confirm|cancel/.test(t.name));
+    expect(settling.map((t) => t.name).sort()).toEqual(["app_cancel_write", "app_confirm_write"]);
+    for (const tool of settling) expect(tool._meta?.ui).toMatchObject({ visibility: ["app"] });
     const mark = sandbox.control.mark();
     const { args, result } = await drafted("Tableau carte");
     const card = await show(CARD, args, result);
