@@ -45,7 +45,10 @@ type Result = {
   structuredContent?: Record<string, any>;
 };
 
-async function draft(session: { client: { callTool: Function } }, name: string) {
+async function draft(
+  session: { client: { callTool(params: object): Promise<unknown> } },
+  name: string,
+) {
   const reply = (await session.client.callTool({
     name: "create_custom_dashboard",
     arguments: { name },
