@@ -89,6 +89,8 @@ const replies = await session([
   { method: "tools/list" },
   { method: "tools/call", params: { name: "export_inrev_report", arguments: {} } },
   { method: "prompts/list" },
+  // The MCP Apps views are files beside the code: the bundle must carry them.
+  { method: "resources/read", params: { uri: "ui://portfolio/confirm-write.html" } },
 ]);
 const listed = replies
   .get(2)
@@ -107,12 +109,18 @@ const prompts = replies
 if (JSON.stringify(prompts) !== JSON.stringify(manifest.prompts.map((p) => p.name).sort()))
   throw new Error("manifest prompts differ from the server's");
 
+const card = replies.get(5).result?.contents?.[0];
+if (card?.mimeType !== "text/html;profile=mcp-app" || !card.text.startsWith("<!doctype html>"))
+  throw new Error(
+    `the bundle does not serve the confirmation card: ${JSON.stringify(replies.get(5)).slice(0, 300)}`,
+  );
+
 const times = [];
 for (let i = 0; i < 10; i++) times.push((await session([])).get("initializeMs"));
 times.sort((a, b) => a - b);
 console.log(`\n${output}`);
 console.log(
-  `  bundle: ${(statSync(output).size / 1024).toFixed(0)} KiB packed; ${listed.length} tools and ${prompts.length} prompts, as the manifest declares`,
+  `  bundle: ${(statSync(output).size / 1024).toFixed(0)} KiB packed; ${listed.length} tools and ${prompts.length} prompts, as the manifest declares; the confirmation card served (${Math.round(card.text.length / 1024)} KiB)`,
 );
 console.log(
   `  spawn to initialize (unpacked bundle, sandbox demo): median ${times[5].toFixed(0)} ms over 10 runs`,
