@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startSandbox } from "../../dist/sandbox/index.js";
 import { stopChildren } from "../../scripts/lib/children.mjs";
-import { tally, writeKinds } from "./chaos.mjs";
+import { injectFaults, tally, writeKinds } from "./chaos.mjs";
 import { clientsFile, deploymentEnv, fleetRedis, killReplica, startReplica } from "./fleet.mjs";
 import { httpClient } from "./processes.mjs";
 
@@ -54,18 +54,7 @@ export async function runChaosFleet({
   );
 
   // The same faults as the single-process run, once every replica is up.
-  control.addFault({ probability: 0.1, action: { type: "status", status: 500 } });
-  control.addFault({ probability: 0.1, action: { type: "status", status: 503 } });
-  control.addFault({
-    probability: 0.1,
-    match: { kind: "write" },
-    action: { type: "drop_after_apply" },
-  });
-  const bursts = setInterval(() => {
-    const id = control.addFault({ action: { type: "status", status: 429, retryAfterSeconds: 1 } });
-    setTimeout(() => control.removeFault(id), 300);
-  }, burstEveryMs);
-  const expiries = setInterval(() => control.expireAllBearers(), expireEveryMs);
+  const stopFaults = injectFaults(control, { burstEveryMs, expireEveryMs });
 
   const run = `fleet-${started}`;
   const operations = control.state.data.operations.slice(0, 20).map((o) => o.id);
@@ -187,8 +176,7 @@ export async function runChaosFleet({
     }),
   );
   await killer;
-  clearInterval(bursts);
-  clearInterval(expiries);
+  stopFaults();
   control.clearFaults();
 
   const counts = new Map();

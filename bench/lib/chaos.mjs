@@ -34,20 +34,7 @@ export async function runChaos({
     new URL(`/_admin/keys/${sandbox.credentials.keyId}/contract.json`, sandbox.baseUrl),
   );
   const contract = normaliseContract(await exported.json(), "the sandbox's export");
-  // 20% of all requests fail before anything is applied; 10% of writes are applied, then dropped.
-  control.addFault({ probability: 0.1, action: { type: "status", status: 500 } });
-  control.addFault({ probability: 0.1, action: { type: "status", status: 503 } });
-  control.addFault({
-    probability: 0.1,
-    match: { kind: "write" },
-    action: { type: "drop_after_apply" },
-  });
-  // A 429 burst is a window of time in which every request is refused with Retry-After.
-  const bursts = setInterval(() => {
-    const id = control.addFault({ action: { type: "status", status: 429, retryAfterSeconds: 1 } });
-    setTimeout(() => control.removeFault(id), 300);
-  }, burstEveryMs);
-  const expiries = setInterval(() => control.expireAllBearers(), expireEveryMs);
+  const stopFaults = injectFaults(control, { burstEveryMs, expireEveryMs });
 
   const logger = createLogger({ level: "silent" });
   const api = connectApi({
@@ -148,8 +135,7 @@ export async function runChaos({
       while (next < writes) await one(next++);
     }),
   );
-  clearInterval(bursts);
-  clearInterval(expiries);
+  stopFaults();
   control.clearFaults();
 
   // Count what the sandbox holds for this run's markers, by kind of write.
@@ -289,4 +275,29 @@ function deliveries(log, routes, kindOf) {
 function add(map, key, value) {
   if (!map.has(key)) map.set(key, new Set());
   map.get(key).add(value);
+}
+
+/**
+ * The faults of a chaos run: 20% of all requests fail before anything is applied, 10% of writes
+ * are applied and then dropped, a 429 burst (every request refused with Retry-After, for 300 ms)
+ * every `burstEveryMs`, every bearer expired every `expireEveryMs`. Returns what stops the timed
+ * ones.
+ */
+export function injectFaults(control, { burstEveryMs, expireEveryMs }) {
+  control.addFault({ probability: 0.1, action: { type: "status", status: 500 } });
+  control.addFault({ probability: 0.1, action: { type: "status", status: 503 } });
+  control.addFault({
+    probability: 0.1,
+    match: { kind: "write" },
+    action: { type: "drop_after_apply" },
+  });
+  const bursts = setInterval(() => {
+    const id = control.addFault({ action: { type: "status", status: 429, retryAfterSeconds: 1 } });
+    setTimeout(() => control.removeFault(id), 300);
+  }, burstEveryMs);
+  const expiries = setInterval(() => control.expireAllBearers(), expireEveryMs);
+  return () => {
+    clearInterval(bursts);
+    clearInterval(expiries);
+  };
 }

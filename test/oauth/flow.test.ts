@@ -24,7 +24,7 @@ import {
   TestOAuthProvider,
   unsignedToken,
 } from "../helpers/oauth.js";
-import { MCP_HEADERS } from "../helpers/raw.js";
+import { initializeRequest, MCP_HEADERS } from "../helpers/raw.js";
 import { startShared } from "../helpers/shared.js";
 
 /**
@@ -101,16 +101,7 @@ type Reply = { structuredContent: any; isError?: boolean; content: any[] };
 const metadataUrl = () => `${new URL(url).origin}/.well-known/oauth-protected-resource/mcp`;
 const challenge = () =>
   `Bearer scope="portfolio:read portfolio:write", resource_metadata="${metadataUrl()}"`;
-const initialize = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "raw", version: "1" },
-  },
-});
+const initialize = JSON.stringify(initializeRequest);
 const withToken = (token: string, body = initialize, extra: Record<string, string> = {}) =>
   shared.raw("POST", "/mcp", { ...MCP_HEADERS, authorization: `Bearer ${token}`, ...extra }, body);
 /** What reached the Partner API since `mark`. */
