@@ -28,6 +28,7 @@ import { sha256Hex } from "../dist/transport/clients.js";
 import { stopAndExit, stopChild } from "../scripts/lib/children.mjs";
 import { DEFAULT_REDIS_URL } from "./lib/fleet.mjs";
 import { runLoadFleet } from "./lib/load-fleet.mjs";
+import { readMix } from "./lib/load-mix.mjs";
 import { sandboxProcess, spawnUntil } from "./lib/processes.mjs";
 import { RESULT_OPTIONS, writeResults } from "./lib/results.mjs";
 import { percentile, round } from "./lib/stats.mjs";
@@ -164,25 +165,8 @@ async function single() {
   // --- 1. 100 sessions, 20 calls each -----------------------------------------------------------
 
   const probe = await connect(users[0]);
-  const first = async (name) =>
-    (await probe.client.callTool({ name, arguments: { limit: 1 } })).structuredContent.items[0].id;
-  const operationId = await first("list_operations");
-  const dealId = await first("list_deals");
+  const CALLS = await readMix(probe.client);
   await probe.close();
-
-  // Ten reads a portfolio manager's questions lead to, twice over.
-  const CALLS = [
-    ["list_operations", { limit: 20 }],
-    ["get_operation", { operation_id: operationId }],
-    ["list_deals", { limit: 20 }],
-    ["get_deal", { deal_id: dealId }],
-    ["list_spvs", {}],
-    ["list_calendar_events", {}],
-    ["get_unread_notification_count", {}],
-    ["get_my_profile", {}],
-    ["list_my_saved_views", {}],
-    ["list_my_dashboards", {}],
-  ];
 
   log(`load: ${SESSIONS} sessions x ${CALLS_PER_SESSION} calls ...`);
   const latencies = [];

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startSandbox } from "../../dist/sandbox/index.js";
 import { stopChildren } from "../../scripts/lib/children.mjs";
-import { injectFaults, tally, writeKinds } from "./chaos.mjs";
+import { injectFaults, recordsOfRun, tally, writeKinds } from "./chaos.mjs";
 import { clientsFile, deploymentEnv, fleetRedis, killReplica, startReplica } from "./fleet.mjs";
 import { httpClient } from "./processes.mjs";
 
@@ -179,10 +179,7 @@ export async function runChaosFleet({
   stopFaults();
   control.clearFaults();
 
-  const counts = new Map();
-  for (const kind of kinds)
-    for (const marker of kind.markersIn(control.state.data))
-      if (marker.startsWith(run)) counts.set(marker, (counts.get(marker) ?? 0) + 1);
+  const counts = recordsOfRun(control, kinds, run);
   const logEntries = control.requests();
   const all = tally(counts, confirmedMarkers, kindOf, () => true);
   report.records = all.records;

@@ -138,11 +138,7 @@ export async function runChaos({
   stopFaults();
   control.clearFaults();
 
-  // Count what the sandbox holds for this run's markers, by kind of write.
-  const counts = new Map(); // marker -> records carrying it
-  for (const kind of kinds)
-    for (const marker of kind.markersIn(control.state.data))
-      if (marker.startsWith(run)) counts.set(marker, (counts.get(marker) ?? 0) + 1);
+  const counts = recordsOfRun(control, kinds, run);
   const log = control.requests();
   // Totals over every write, then the same figures for each class, long-tail writes apart.
   const all = tally(counts, confirmedMarkers, kindOf, () => true);
@@ -300,4 +296,13 @@ export function injectFaults(control, { burstEveryMs, expireEveryMs }) {
     clearInterval(bursts);
     clearInterval(expiries);
   };
+}
+
+/** What the sandbox holds for a run's markers: marker -> records carrying it, every kind. */
+export function recordsOfRun(control, kinds, run) {
+  const counts = new Map();
+  for (const kind of kinds)
+    for (const marker of kind.markersIn(control.state.data))
+      if (marker.startsWith(run)) counts.set(marker, (counts.get(marker) ?? 0) + 1);
+  return counts;
 }

@@ -7,6 +7,7 @@ import os from "node:os";
 import { DEMO_KEYS, DEMO_USERS } from "../../dist/sandbox/index.js";
 import { stopChildren } from "../../scripts/lib/children.mjs";
 import { clientsFile, deploymentEnv, fleetRedis, startReplica } from "./fleet.mjs";
+import { readMix } from "./load-mix.mjs";
 import { httpClient, sandboxProcess } from "./processes.mjs";
 import { writeResults } from "./results.mjs";
 import { percentile, round } from "./stats.mjs";
@@ -51,20 +52,8 @@ export async function runLoadFleet(options, log) {
   const connect = (replica, user) =>
     httpClient(replica.url, { authorization: `Bearer ${user.token}` });
   const probe = await connect(fleet[0], users[0]);
-  const first = async (name) =>
-    (await probe.callTool({ name, arguments: { limit: 1 } })).structuredContent.items[0].id;
-  const calls = [
-    ["list_operations", { limit: 20 }],
-    ["get_operation", { operation_id: await first("list_operations") }],
-    ["list_deals", { limit: 20 }],
-    ["get_deal", { deal_id: await first("list_deals") }],
-    ["list_spvs", {}],
-    ["list_calendar_events", {}],
-    ["get_unread_notification_count", {}],
-    ["get_my_profile", {}],
-    ["list_my_saved_views", {}],
-    ["list_my_dashboards", {}],
-  ];
+  const calls = await readMix(probe);
+
   await probe.close();
 
   const cpuSeconds = async (replicas) => {

@@ -23,6 +23,21 @@ function gate(ctx: ToolContext) {
   return ctx.writes;
 }
 
+/** Sends a write: the API changes, once (confirming again sends nothing). */
+const SENDS: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: true,
+};
+/** Drops a draft: nothing leaves the server. */
+const DROPS: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
 const cardToken = z
   .string()
   .min(1)
@@ -44,27 +59,14 @@ export const confirmation: Domain = {
       description:
         "Sends a drafted write, exactly as previewed, once. Call it only after the user has seen that preview and said yes; never on your own initiative. Confirming again returns the recorded result.",
       family: "confirmation",
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: true,
-      },
+      annotations: SENDS,
       operations: WRITE_OPERATIONS,
       settles: "two-step",
       output: outcomeSchema,
       input: z.strictObject({ confirmation_id: confirmationId }),
-      async run({ confirmation_id }, ctx) {
-        const writes = gate(ctx);
-        return {
-          structured: outcomeOf(
-            settled(
-              ctx.session,
-              await writes.gate.confirm(confirmation_id, writes.caller, ctx.session.delegatedUser),
-            ),
-          ),
-        };
-      },
+      run: async ({ confirmation_id }, ctx) => ({
+        structured: outcomeOf(await confirmDraft(confirmation_id, ctx)),
+      }),
     }),
     defineTool({
       kind: "run",
@@ -72,63 +74,46 @@ export const confirmation: Domain = {
       title: "Cancel a drafted write",
       description: "Drops a drafted write that was not confirmed; nothing is sent.",
       family: "confirmation",
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: DROPS,
       operations: [],
       settles: "two-step",
       output: outcomeSchema,
       input: z.strictObject({ confirmation_id: confirmationId }),
-      async run({ confirmation_id }, ctx) {
-        const writes = gate(ctx);
-        return {
-          structured: outcomeOf(
-            await writes.gate.cancel(confirmation_id, writes.caller, ctx.session.delegatedUser),
-          ),
-        };
-      },
+      run: async ({ confirmation_id }, ctx) => ({
+        structured: outcomeOf(await cancelDraft(confirmation_id, ctx)),
+      }),
     }),
     cardButton({
       name: "app_confirm_write",
       title: "Confirm (card)",
       description:
         "The Confirm button of the confirmation card: sends the draft the card shows, exactly as previewed, once.",
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: true,
-      },
+      annotations: SENDS,
       operations: WRITE_OPERATIONS,
-      press: async (writes, intent, ctx) =>
-        settled(
-          ctx.session,
-          await writes.gate.confirm(
-            intent.confirmationId,
-            writes.caller,
-            ctx.session.delegatedUser,
-          ),
-        ),
+      press: (intent, ctx) => confirmDraft(intent.confirmationId, ctx),
     }),
     cardButton({
       name: "app_cancel_write",
       title: "Cancel (card)",
       description: "The Cancel button of the confirmation card: drops the draft; nothing is sent.",
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: DROPS,
       operations: [],
-      press: (writes, intent, ctx) =>
-        writes.gate.cancel(intent.confirmationId, writes.caller, ctx.session.delegatedUser),
+      press: (intent, ctx) => cancelDraft(intent.confirmationId, ctx),
     }),
   ],
 };
+
+/** Sends a draft once: the model's confirm_write and the card's Confirm alike. */
+async function confirmDraft(confirmationId: string, ctx: ToolContext): Promise<Intent> {
+  const writes = gate(ctx);
+  const user = ctx.session.delegatedUser;
+  return settled(ctx.session, await writes.gate.confirm(confirmationId, writes.caller, user));
+}
+
+async function cancelDraft(confirmationId: string, ctx: ToolContext): Promise<Intent> {
+  const writes = gate(ctx);
+  return writes.gate.cancel(confirmationId, writes.caller, ctx.session.delegatedUser);
+}
 
 /** A button of the confirmation card: it acts only on the draft its sealed token names. */
 function cardButton(button: {
@@ -137,11 +122,7 @@ function cardButton(button: {
   description: string;
   annotations: ToolAnnotations;
   operations: readonly OperationId[];
-  press(
-    writes: NonNullable<ToolContext["writes"]>,
-    intent: Intent,
-    ctx: ToolContext,
-  ): Promise<Intent>;
+  press(intent: Intent, ctx: ToolContext): Promise<Intent>;
 }) {
   return defineTool({
     kind: "run",
@@ -158,7 +139,7 @@ function cardButton(button: {
     async run({ token }, ctx) {
       const writes = gate(ctx);
       const intent = await draftOfCard(token, writes, writes.caller, ctx.session.delegatedUser);
-      return { structured: outcomeOf(await button.press(writes, intent, ctx)) };
+      return { structured: outcomeOf(await button.press(intent, ctx)) };
     },
   });
 }
