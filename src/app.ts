@@ -11,16 +11,20 @@ import { unknownSensitiveEntries } from "./api/offer-summary.js";
 import { resolveRoutes } from "./api/routes.js";
 import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
+import { deliverability } from "./inventory/deliverable.js";
 import { INVENTORY } from "./inventory/index.js";
 import { createLogger, SecretRedactor } from "./log.js";
 import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
 import type { Sandbox } from "./sandbox/index.js";
 import { createMcpServer, type ServerDeps } from "./server.js";
+import { FleetCheck } from "./state/fleet-check.js";
+import { StateKeys } from "./state/keys.js";
 import { connectRedis, type SharedRedis } from "./state/redis.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
 import { WriteGate } from "./writes/gate.js";
+import { IntentMac } from "./writes/intent-mac.js";
 import { FileJournal } from "./writes/journal.js";
 import { RedisJournal } from "./writes/redis-journal.js";
 import { Sealer } from "./writes/seal.js";
@@ -170,7 +174,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     directory: new Directory(api),
     logger,
     exportDir: config.server.exportDir,
-    writes,
+    writes: writes && { gate: writes.gate, mode: writes.mode, sealer: writes.sealer },
     allowSensitive: new Set(config.writes.allowSensitive),
   };
 
@@ -234,7 +238,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     logger.warn(
       "PORTFOLIO_OAUTH_ISSUER is set without PORTFOLIO_PUBLIC_URL: the resource URL clients are told (and tokens must be issued for) is the bound address; behind a reverse proxy, set PORTFOLIO_PUBLIC_URL to the address clients use",
     );
-  const readiness = new Readiness(api, Date.now, redis);
+  const readiness = new Readiness(api, Date.now, redis, writes?.fleet ?? null);
   const http = await serveHttp({
     host: options.host,
     port: options.port,
@@ -321,13 +325,27 @@ async function openWrites(
   metrics: Metrics,
   sandbox: boolean,
   redis: SharedRedis | null,
-): Promise<NonNullable<ServerDeps["writes"]>> {
+) {
   const dir =
     sandbox && !config.stateDirExplicit
       ? await mkdtemp(join(tmpdir(), "portfolio-mcp-sandbox-"))
       : config.stateDir;
+  const keys = await StateKeys.open(dir, config.writes.stateSecret);
+  const mac = new IntentMac(keys.derive("intent-mac"));
+  const quarantined = metrics.counter(
+    "portfolio_mcp_intents_quarantined_total",
+    "Stored intents that failed their checks (MAC, shape) and were set aside, never delivered: check them by hand.",
+  );
+  const onQuarantine = (where: "file" | "redis") => quarantined({ store: where });
   // Replicas share the journal on Redis; one process keeps it in its state directory.
-  const journal = redis ? new RedisJournal(redis, logger) : new FileJournal(dir, logger);
+  const fleet = redis ? new FleetCheck(redis, keys) : null;
+  if (fleet) {
+    const problem = await fleet.problem();
+    if (problem) logger.error(`not ready: ${problem}`);
+  }
+  const journal = redis
+    ? new RedisJournal(redis, mac, { logger, onQuarantine, fleet: fleet ?? undefined })
+    : new FileJournal(dir, { logger, mac, onQuarantine });
   const gate = await WriteGate.open({
     store: journal,
     api,
@@ -336,20 +354,18 @@ async function openWrites(
     maxPendingPerUser: config.writes.maxPendingDrafts,
     // A replica that dies mid-delivery leaves its lease to run out (15 s); another finishes.
     recoverAbandonedEveryMs: redis ? 5_000 : undefined,
+    undeliverable: deliverability(api.routes, {
+      allowSensitive: new Set(config.writes.allowSensitive),
+    }),
   });
-  metrics.gauge(
-    "portfolio_mcp_intents_quarantined",
-    "Damaged stored intents moved aside at startup (check them by hand).",
-    () => journal.quarantined,
-  );
   metrics.gauge("portfolio_mcp_intents_pending", "Drafted writes awaiting confirmation.", () =>
     gate.count("pending"),
   );
   gate
     .recover()
     .catch((error: unknown) => logger.error({ err: error }, "could not finish confirmed writes"));
-  const sealer = await Sealer.open(dir, config.writes.stateSecret);
-  return { gate, mode: config.writes.confirm, sealer };
+  const sealer = Sealer.from(keys);
+  return { gate, mode: config.writes.confirm, sealer, fleet };
 }
 
 /** Settings of the other transport are ignored: say so rather than let them pass in silence. */

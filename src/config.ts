@@ -309,7 +309,7 @@ const variables = z.object({
   PORTFOLIO_STATE_SECRET: optional(
     z.string().min(32, "must be at least 32 characters (a random secret)"),
   ).describe(
-    "Key sealing confirmation states (AES-256-GCM); default: generated once into the state directory. Environment only.",
+    "Key authenticating stored writes and sealing confirmations; required with PORTFOLIO_REDIS_URL, the same on every replica; default: generated once into the state directory. Environment only.",
   ),
   PORTFOLIO_MAX_PENDING_DRAFTS: integer(1, 1000, 20).describe(
     "Drafted writes one user may leave unconfirmed at once, 1-1000 (default 20).",
@@ -388,6 +388,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     );
   }
   const v = parsed.data;
+  if (v.PORTFOLIO_REDIS_URL && !v.PORTFOLIO_STATE_SECRET)
+    throw new ConfigError(
+      "PORTFOLIO_STATE_SECRET: required with PORTFOLIO_REDIS_URL, the same on every replica (it authenticates the drafted writes they share and seals their confirmations)",
+    );
   if (v.PORTFOLIO_DELEGATED_USER_EMAIL && v.PORTFOLIO_DELEGATED_USER_ID) {
     throw new ConfigError(
       "PORTFOLIO_DELEGATED_USER_EMAIL and PORTFOLIO_DELEGATED_USER_ID: set at most one (the API refuses both headers)",
@@ -443,14 +447,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       v.PORTFOLIO_STATE_DIR ??
       defaultStateDir(env, sources.platform ?? process.platform, sources.home ?? homedir()),
     logLevel: v.PORTFOLIO_LOG_LEVEL ?? "info",
-    warnings: [
-      ...unknownVariables(env),
-      ...(v.PORTFOLIO_REDIS_URL && !v.PORTFOLIO_STATE_SECRET
-        ? [
-            "PORTFOLIO_REDIS_URL is set without PORTFOLIO_STATE_SECRET: each replica seals confirmation states with its own key, so an input-required confirmation must come back to the replica that asked; give every replica the same PORTFOLIO_STATE_SECRET",
-          ]
-        : []),
-    ],
+    warnings: unknownVariables(env),
   };
 }
 

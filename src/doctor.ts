@@ -5,9 +5,11 @@ import type { Config } from "./config.js";
 import { userMessage } from "./errors.js";
 import { ApiError } from "./http/errors.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
+import { StateKeys } from "./state/keys.js";
 import { inspectRedis, type RedisFacts } from "./state/redis-health.js";
 import { discoverIssuer } from "./transport/oauth.js";
 import { OAuthUsers } from "./transport/oauth-users.js";
+import { IntentMac } from "./writes/intent-mac.js";
 import { damagedFiles, QUARANTINE_DIR } from "./writes/journal.js";
 
 /** "warning": works, but a setting risks something (exit code unchanged). */
@@ -99,10 +101,11 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
         : `${config.api.baseUrl}, key ${config.api.keyId}${config.api.routesFile ? `, routes from ${config.api.routesFile}` : ""}`,
   });
   // With Redis the journal lives there (its row counts the damaged entries), not in the directory.
+  const keys = await StateKeys.existing(config.stateDir, config.writes.stateSecret);
   rows.push(
     config.redis
-      ? redisRow(await inspectRedis(config.redis), config)
-      : await journalRow(config.stateDir),
+      ? redisRow(await inspectRedis(config.redis, keys))
+      : await journalRow(config.stateDir, keys),
   );
   rows.push(...(await signInRows(config, api)));
   try {
@@ -159,8 +162,11 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
   return rows;
 }
 
-async function journalRow(stateDir: string): Promise<CheckRow> {
-  const quarantined = await damagedFiles(stateDir);
+async function journalRow(stateDir: string, keys: StateKeys | null): Promise<CheckRow> {
+  // No state secret yet: nothing was ever drafted here, so nothing can be damaged.
+  const quarantined = keys
+    ? await damagedFiles(stateDir, new IntentMac(keys.derive("intent-mac")))
+    : 0;
   return {
     check: "journal",
     status: quarantined > 0 ? "failed" : "ok",
@@ -175,7 +181,7 @@ async function journalRow(stateDir: string): Promise<CheckRow> {
  * The Redis replicas share: reachable, persistent enough for the write journal (AOF), and the
  * sealing secret every replica needs alongside it.
  */
-export function redisRow(facts: RedisFacts, config: Pick<Config, "writes">): CheckRow {
+export function redisRow(facts: RedisFacts): CheckRow {
   const check = "shared state (Redis)";
   if (facts.unreachable)
     return {
@@ -185,10 +191,7 @@ export function redisRow(facts: RedisFacts, config: Pick<Config, "writes">): Che
     };
   const failures: string[] = [];
   const warnings: string[] = [];
-  if (!config.writes.stateSecret)
-    failures.push(
-      "PORTFOLIO_STATE_SECRET is not set: every replica needs the same one, or a confirmation answered on another replica fails",
-    );
+  if (facts.secret?.verdict === "different") failures.push(facts.secret.mismatch);
   if (facts.quarantined > 0)
     failures.push(
       `${facts.quarantined} damaged intent(s) in ${facts.prefix}intents-quarantine (each named in the log): check by hand whether a confirmed write was delivered`,

@@ -1,5 +1,6 @@
 import type { ApiClient } from "./api/client.js";
 import { userMessage } from "./errors.js";
+import type { FleetCheck } from "./state/fleet-check.js";
 import type { SharedRedis } from "./state/redis.js";
 
 export interface Verdict {
@@ -29,6 +30,8 @@ export class Readiness {
     private readonly clock: () => number = Date.now,
     /** The shared state: without it writes cannot be recorded, so the replica is not ready. */
     private readonly redis: Pick<SharedRedis, "run"> | null = null,
+    /** Whether this replica holds the fleet's state secret (asked with Redis, every probe). */
+    private readonly fleet: Pick<FleetCheck, "problem"> | null = null,
   ) {}
 
   async check(): Promise<Verdict> {
@@ -60,7 +63,8 @@ export class Readiness {
     if (!this.redis) return null;
     try {
       await this.redis.run((c) => c.ping());
-      return null;
+      const otherSecret = await this.fleet?.problem();
+      return otherSecret ? `${otherSecret[0]?.toUpperCase()}${otherSecret.slice(1)}.` : null;
     } catch (error) {
       return `${(error as Error).message}: writes cannot be recorded; check that Redis runs and that PORTFOLIO_REDIS_URL points at it.`;
     }

@@ -20,7 +20,7 @@ import { installResources } from "./mcp/resources.js";
 import { installTools, viewsOffered } from "./mcp/tools.js";
 import { VERSION } from "./version.js";
 import type { WriteGate } from "./writes/gate.js";
-import type { Caller } from "./writes/intent.js";
+import type { Caller, Grants } from "./writes/intent.js";
 import type { Sealer } from "./writes/seal.js";
 
 /** What the assistant reads first: which tool answers what, and the rules of the road. */
@@ -103,9 +103,15 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
     inputRequired: { legacyShim: false },
   });
 
+  // What this caller may use, kept with each draft: a delivery re-checks it on any replica.
+  const grants: Grants = {
+    readOnly: caller.readOnly,
+    tools: caller.allowedTools ? [...caller.allowedTools].sort() : null,
+  };
   const identify = (ctx: ServerContext): Caller => ({
     sessionId: ctx.sessionId ?? caller.sessionId ?? "request",
     client: caller.client ?? `stdio:${clientName(server, ctx)}`,
+    grants,
   });
   const contextFor = (ctx: ServerContext): ToolContext => ({
     api: deps.api,

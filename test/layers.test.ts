@@ -12,7 +12,10 @@ import { describe, expect, it } from "vitest";
  * stands apart: an independent oracle, it imports nothing from the client side.
  */
 const LAYERS: Array<[string, RegExp]> = [
-  ["leaves", /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics|aead)\.ts$/],
+  [
+    "leaves",
+    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics|aead|neutralise)\.ts$/,
+  ],
   ["config", /^src\/config\.ts$/],
   ["state", /^src\/state\//],
   ["http", /^src\/http\//],
@@ -25,7 +28,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ["toolkit", /^src\/toolkit\//],
   ["domains", /^src\/domains\//],
   ["longtail", /^src\/longtail\//],
-  ["inventory", /^src\/inventory\/(index|allowlist)\.ts$/],
+  ["inventory", /^src\/inventory\/(index|allowlist|deliverable)\.ts$/],
   ["mcp", /^src\/mcp\//],
   ["server", /^src\/server\.ts$/],
   ["transport", /^src\/transport\//],

@@ -12,27 +12,30 @@ const load = (env: Record<string, string>) =>
   loadConfig({ env: env as NodeJS.ProcessEnv, platform: "linux", home: "/home/pm" });
 
 describe("Redis settings", () => {
+  const secret = { PORTFOLIO_STATE_SECRET: "x".repeat(32) };
+
   it("are off by default and take the default prefix when only the URL is set", () => {
     expect(load(valid).redis).toBeNull();
     expect(
-      load({ ...valid, PORTFOLIO_REDIS_URL: "rediss://u:pw@cache.example:6380/2" }).redis,
+      load({ ...valid, ...secret, PORTFOLIO_REDIS_URL: "rediss://u:pw@cache.example:6380/2" })
+        .redis,
     ).toEqual({ url: "rediss://u:pw@cache.example:6380/2", prefix: "portfolio-mcp:" });
     expect(
       load({
         ...valid,
+        ...secret,
         PORTFOLIO_REDIS_URL: "redis://127.0.0.1:6379",
         PORTFOLIO_REDIS_PREFIX: "team-a:",
       }).redis?.prefix,
     ).toBe("team-a:");
   });
 
-  it("warn when replicas would each seal confirmations with their own key", () => {
+  it("require the state secret every replica shares: it authenticates the writes they share", () => {
     const redis = { ...valid, PORTFOLIO_REDIS_URL: "redis://127.0.0.1:6379" };
-    expect(load(redis).warnings.join(" ")).toContain(
-      "give every replica the same PORTFOLIO_STATE_SECRET",
+    expect(() => load(redis)).toThrow(
+      "PORTFOLIO_STATE_SECRET: required with PORTFOLIO_REDIS_URL, the same on every replica",
     );
-    const shared = { ...redis, PORTFOLIO_STATE_SECRET: "x".repeat(32) };
-    expect(load(shared).warnings).toEqual([]);
+    expect(load({ ...redis, ...secret }).warnings).toEqual([]);
     expect(load(valid).warnings).toEqual([]);
   });
 
@@ -42,7 +45,12 @@ describe("Redis settings", () => {
     expect(wrong).toThrow("PORTFOLIO_REDIS_URL: must be a redis:// or rediss:// URL");
     expect(wrong).not.toThrow(/hunter2/);
     expect(() =>
-      load({ ...valid, PORTFOLIO_REDIS_URL: "redis://x", PORTFOLIO_REDIS_PREFIX: "a b" }),
+      load({
+        ...valid,
+        ...secret,
+        PORTFOLIO_REDIS_URL: "redis://x",
+        PORTFOLIO_REDIS_PREFIX: "a b",
+      }),
     ).toThrow("PORTFOLIO_REDIS_PREFIX: must be 1 to 64 of letters, digits, : _ . -");
   });
 });

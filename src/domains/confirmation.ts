@@ -9,7 +9,7 @@ import {
 } from "../inventory/types.js";
 import { settled } from "../toolkit/refusals.js";
 import { draftOfCard } from "../writes/card.js";
-import type { Intent } from "../writes/intent.js";
+import type { Channel, Intent } from "../writes/intent.js";
 import { outcomeOf, outcomeSchema } from "../writes/outcome.js";
 
 const confirmationId = z
@@ -65,7 +65,7 @@ export const confirmation: Domain = {
       output: outcomeSchema,
       input: z.strictObject({ confirmation_id: confirmationId }),
       run: async ({ confirmation_id }, ctx) => ({
-        structured: outcomeOf(await confirmDraft(confirmation_id, ctx)),
+        structured: outcomeOf(await confirmDraft(confirmation_id, ctx, "two-step")),
       }),
     }),
     defineTool({
@@ -80,7 +80,7 @@ export const confirmation: Domain = {
       output: outcomeSchema,
       input: z.strictObject({ confirmation_id: confirmationId }),
       run: async ({ confirmation_id }, ctx) => ({
-        structured: outcomeOf(await cancelDraft(confirmation_id, ctx)),
+        structured: outcomeOf(await cancelDraft(confirmation_id, ctx, "two-step")),
       }),
     }),
     cardButton({
@@ -90,7 +90,7 @@ export const confirmation: Domain = {
         "The Confirm button of the confirmation card: sends the draft the card shows, exactly as previewed, once.",
       annotations: SENDS,
       operations: WRITE_OPERATIONS,
-      press: (intent, ctx) => confirmDraft(intent.confirmationId, ctx),
+      press: (intent, ctx) => confirmDraft(intent.confirmationId, ctx, "card"),
     }),
     cardButton({
       name: "app_cancel_write",
@@ -98,21 +98,25 @@ export const confirmation: Domain = {
       description: "The Cancel button of the confirmation card: drops the draft; nothing is sent.",
       annotations: DROPS,
       operations: [],
-      press: (intent, ctx) => cancelDraft(intent.confirmationId, ctx),
+      press: (intent, ctx) => cancelDraft(intent.confirmationId, ctx, "card"),
     }),
   ],
 };
 
 /** Sends a draft once: the model's confirm_write and the card's Confirm alike. */
-async function confirmDraft(confirmationId: string, ctx: ToolContext): Promise<Intent> {
+async function confirmDraft(
+  confirmationId: string,
+  ctx: ToolContext,
+  via: Channel,
+): Promise<Intent> {
   const writes = gate(ctx);
   const user = ctx.session.delegatedUser;
-  return settled(ctx.session, await writes.gate.confirm(confirmationId, writes.caller, user));
+  return settled(ctx.session, await writes.gate.confirm(confirmationId, writes.caller, user, via));
 }
 
-async function cancelDraft(confirmationId: string, ctx: ToolContext): Promise<Intent> {
+async function cancelDraft(confirmationId: string, ctx: ToolContext, via: Channel) {
   const writes = gate(ctx);
-  return writes.gate.cancel(confirmationId, writes.caller, ctx.session.delegatedUser);
+  return writes.gate.cancel(confirmationId, writes.caller, ctx.session.delegatedUser, via);
 }
 
 /** A button of the confirmation card: it acts only on the draft its sealed token names. */

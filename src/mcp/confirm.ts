@@ -15,9 +15,9 @@ import { type ConfirmMode, confirmWays } from "../config.js";
 import { UserFacingError } from "../errors.js";
 import type { DraftTool, ToolContext } from "../inventory/types.js";
 import { settled } from "../toolkit/refusals.js";
-import { cardToken } from "../writes/card.js";
+import { CARD_TOKEN_META, cardToken } from "../writes/card.js";
 import { describeUser, type WriteGate } from "../writes/gate.js";
-import { type Caller, canonicalDigest, type Intent } from "../writes/intent.js";
+import { type Caller, type Channel, canonicalDigest, type Intent } from "../writes/intent.js";
 import { type Outcome, outcomeOf } from "../writes/outcome.js";
 import { previewText } from "../writes/preview.js";
 import { SealError, type Sealer } from "../writes/seal.js";
@@ -51,9 +51,9 @@ export interface ConfirmationDeps {
  * session, in an input-required round trip for a 2026 client, in an MCP Apps card whose
  * buttons the model cannot press, or with confirm_write where the client has none of these.
  * The first way PORTFOLIO_CONFIRM allows that the client supports is used. The protocol only
- * carries the question; the gate decides what is sent.
+ * carries the question; the gate decides what is sent, and only by the channel it recorded.
  */
-export type Channel = "input-required" | "in-call" | "app" | "two-step";
+export type { Channel };
 
 /**
  * What the client can do: a 2026 request says it in its envelope; a 2025 client said it at
@@ -80,8 +80,8 @@ export function channelFor(server: Server, ctx: ServerContext, mode: ConfirmMode
     elicitation !== undefined &&
     (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
   for (const way of confirmWays(mode)) {
-    if (way === "form" && canAsk) return modern ? "input-required" : "in-call";
-    if (way === "app" && rendersApps(capabilities)) return "app";
+    if (way === "form" && canAsk) return modern ? "input-required" : "form";
+    if (way === "app" && rendersApps(capabilities)) return "card";
     if (way === "two-step") return "two-step";
   }
   return null;
@@ -95,9 +95,18 @@ export const showsApps = (server: Server, ctx: ServerContext) =>
 export const cardsAllowed = (deps: ConfirmationDeps | null) =>
   deps !== null && confirmWays(deps.mode).includes("app");
 
-/** Which confirmation tools a client is offered: the card's when it confirms in the card. */
-export const settlingWay = (channel: Channel | null): "app" | "two-step" =>
-  channel === "app" ? "app" : "two-step";
+/**
+ * Which confirmation tools a client is offered: the card's when it confirms in the card; the
+ * two-step pair when PORTFOLIO_CONFIRM allows two-step (to a client that confirms in a form,
+ * only to ask again about a write already confirmed); none otherwise.
+ */
+export const settlingWay = (
+  channel: Channel | null,
+  mode: ConfirmMode | null,
+): "app" | "two-step" | null => {
+  if (channel === "card") return "app";
+  return mode !== null && confirmWays(mode).includes("two-step") ? "two-step" : null;
+};
 
 const WAY_WORDS = { form: "a confirmation form", app: "an MCP Apps card", "two-step": "" };
 
@@ -153,16 +162,17 @@ export async function supervise(
     );
   // A tool that drafts both kinds learns only now whether this write acts as the user.
   if (actsAsUser(operation) && !user) throw noDelegatedUser();
-  const intent = await deps.gate.propose({ operation, ...drafted }, caller, user);
+  const intent = await deps.gate.propose({ operation, ...drafted }, caller, user, channel);
   switch (channel) {
     case "two-step":
       return outcome(outcomeOf(intent));
-    case "app":
-      return outcome({
-        ...outcomeOf(intent),
-        message: CARD_NOTE,
-        app_confirmation: cardToken(deps.sealer, intent, caller, user),
-      });
+    case "card":
+      // The token goes to the card alone, in the result's _meta: nothing the model reads (text
+      // or structured content) can settle a card's draft.
+      return outcome(
+        { ...outcomeOf(intent), message: CARD_NOTE },
+        { [CARD_TOKEN_META]: cardToken(deps.sealer, intent, caller, user) },
+      );
     case "input-required":
       return ask(
         intent,
@@ -175,7 +185,7 @@ export async function supervise(
           expires: Date.parse(intent.expiresAt),
         }),
       );
-    case "in-call":
+    case "form":
       return outcome(await askInCall(intent, caller, context, ctx, deps));
   }
 }
@@ -215,21 +225,27 @@ async function answered(
     throw refuse("the arguments differ from those of the write the person was shown");
   const intent = await deps.gate.find(state.intent);
   if (!intent) throw refuse("its draft no longer exists (drafts are removed once they expire)");
-  if (intent.state !== "pending")
-    throw refuse(`it was already answered (the write is ${intent.state})`);
 
   const reply = inputResponse(ctx.mcpReq.inputResponses, "confirm");
-  if (reply.kind === "missing") return ask(intent, sealed); // the specification: ask again
+  if (reply.kind === "missing")
+    return intent.state === "pending" ? ask(intent, sealed) : outcome(outcomeOf(intent));
   const yes =
     reply.kind === "elicit" && reply.action === "accept" && reply.content?.confirm === true;
-  if (yes)
+  // A client that lost the first answer sends the same one again: it hears what became of the
+  // write (a yes asks the gate again, which sends nothing twice), never "nothing was sent".
+  if (yes || intent.state !== "pending")
     return outcome(
       outcomeOf(
-        settled(context.session, await deps.gate.confirm(intent.confirmationId, caller, user)),
+        yes
+          ? settled(
+              context.session,
+              await deps.gate.confirm(intent.confirmationId, caller, user, "input-required"),
+            )
+          : intent,
       ),
     );
   const declined = reply.kind === "elicit" && reply.action === "decline";
-  return outcome(await cancelled(intent, caller, context, deps, declined));
+  return outcome(await cancelled(intent, caller, context, deps, declined, "input-required"));
 }
 
 /** The confirmation form as an input request, with the sealed state to come back with. */
@@ -273,9 +289,12 @@ async function askInCall(
   }
   if (answer === "accept")
     return outcomeOf(
-      settled(context.session, await deps.gate.confirm(intent.confirmationId, caller, user)),
+      settled(
+        context.session,
+        await deps.gate.confirm(intent.confirmationId, caller, user, "form"),
+      ),
     );
-  return cancelled(intent, caller, context, deps, answer === "decline");
+  return cancelled(intent, caller, context, deps, answer === "decline", "form");
 }
 
 async function cancelled(
@@ -284,19 +303,25 @@ async function cancelled(
   context: ToolContext,
   deps: ConfirmationDeps,
   declined: boolean,
+  via: Channel,
 ): Promise<Outcome> {
-  const done = await deps.gate.cancel(intent.confirmationId, caller, context.session.delegatedUser);
+  const done = await deps.gate.cancel(
+    intent.confirmationId,
+    caller,
+    context.session.delegatedUser,
+    via,
+  );
   return {
     ...outcomeOf(done),
     message: `The user ${declined ? "declined" : "did not confirm"}; nothing was written.`,
   };
 }
 
-/** The outcome as a result; a card's token goes to the card only, never into the text. */
-function outcome(structured: Outcome): CallToolResult {
-  const { app_confirmation, ...told } = structured;
+/** The outcome as a result; `meta` (the card's token) is for the view, never the model. */
+function outcome(structured: Outcome, meta?: Record<string, unknown>): CallToolResult {
   return {
-    content: [{ type: "text", text: JSON.stringify(told) }],
+    content: [{ type: "text", text: JSON.stringify(structured) }],
     structuredContent: structured as unknown as Record<string, unknown>,
+    ...(meta ? { _meta: meta } : {}),
   };
 }

@@ -35,7 +35,8 @@ type ListedTool = ListToolsResult["tools"][number];
  * (PORTFOLIO_CONFIRM allows the app way).
  */
 export interface Surface {
-  way: "app" | "two-step";
+  /** null: neither pair (PORTFOLIO_CONFIRM leaves two-step out, and no card is shown). */
+  way: "app" | "two-step" | null;
   apps: boolean;
   cards: boolean;
 }
@@ -134,7 +135,9 @@ export function installTools(
   const byName = new Map(selection.tools.map((t) => [t.name, t]));
   const cards = cardsAllowed(confirmation);
   const wayOf = (ctx: ServerContext) =>
-    settlingWay(confirmation ? channelFor(server, ctx, confirmation.mode) : null);
+    confirmation
+      ? settlingWay(channelFor(server, ctx, confirmation.mode), confirmation.mode)
+      : "two-step";
   server.setRequestHandler("tools/list", (_request, ctx) =>
     toolListing(selection, {
       way: wayOf(ctx),
@@ -159,12 +162,15 @@ export function installTools(
           `Unknown tool ${request.params.name}${near ? `; did you mean ${near}?` : "; see tools/list."}`,
         );
       }
-      if (tool.settles !== undefined && tool.settles !== wayOf(ctx))
+      const way = tool.settles === undefined ? undefined : wayOf(ctx);
+      if (way !== undefined && tool.settles !== way)
         throw new ProtocolError(
           ProtocolErrorCode.InvalidParams,
           tool.settles === "app"
             ? `Tool ${tool.name} is not offered here: it is the Confirm or Cancel button of the confirmation card, for clients that show MCP Apps.`
-            : `Tool ${tool.name} is not offered here: this client confirms writes in the card shown with each draft, where the person presses Confirm or Cancel.`,
+            : way === "app"
+              ? `Tool ${tool.name} is not offered here: this client confirms writes in the card shown with each draft, where the person presses Confirm or Cancel.`
+              : `Tool ${tool.name} is not offered here: this server has writes confirmed only in the client's own confirmation form or card (PORTFOLIO_CONFIRM leaves two-step out).`,
         );
       const args = request.params.arguments ?? {};
       // Checked before zod, whose recursive walk would overflow the stack on deep nesting.

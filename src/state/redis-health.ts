@@ -1,4 +1,6 @@
 import type { RedisSettings } from "../config.js";
+import { FleetCheck } from "./fleet-check.js";
+import type { StateKeys } from "./keys.js";
 import { connectRedis, hostAndPort } from "./redis.js";
 
 /** What `doctor` learns of the Redis several replicas share. */
@@ -14,10 +16,18 @@ export interface RedisFacts {
   /** Confirmed writes not finished yet, and damaged entries set aside for a person. */
   unfinished: number;
   quarantined: number;
+  /**
+   * Whether this machine's PORTFOLIO_STATE_SECRET is the fleet's ("none": no replica has run
+   * yet); with the sentence to show when it is not. Null without a secret to compare.
+   */
+  secret: { verdict: "same" | "different" | "none"; mismatch: string } | null;
 }
 
 /** Connects once, reads what matters for the shared journal, and disconnects. Changes nothing. */
-export async function inspectRedis(settings: RedisSettings): Promise<RedisFacts> {
+export async function inspectRedis(
+  settings: RedisSettings,
+  keys: StateKeys | null,
+): Promise<RedisFacts> {
   const facts: RedisFacts = {
     where: hostAndPort(settings.url),
     prefix: settings.prefix,
@@ -26,6 +36,7 @@ export async function inspectRedis(settings: RedisSettings): Promise<RedisFacts>
     appendfsync: null,
     unfinished: 0,
     quarantined: 0,
+    secret: null,
   };
   let redis: Awaited<ReturnType<typeof connectRedis>>;
   try {
@@ -43,6 +54,10 @@ export async function inspectRedis(settings: RedisSettings): Promise<RedisFacts>
     facts.appendfsync = config?.appendfsync ?? null;
     facts.unfinished = await redis.run((c) => c.zCard(redis.key("intents-open")));
     facts.quarantined = await redis.run((c) => c.hLen(redis.key("intents-quarantine")));
+    if (keys) {
+      const fleet = new FleetCheck(redis, keys);
+      facts.secret = { verdict: await fleet.peek(), mismatch: fleet.mismatch() };
+    }
   } catch (error) {
     facts.unreachable = (error as Error).message;
   } finally {

@@ -1,4 +1,4 @@
-import { createClient, ErrorReply } from "redis";
+import { ClientClosedError, ClientOfflineError, createClient, ErrorReply } from "redis";
 import type { RedisSettings } from "../config.js";
 import type { Logger } from "../log.js";
 
@@ -22,6 +22,12 @@ export class StoreUnavailable extends Error {
     readonly where: string,
     /** What Redis answered, when it refused rather than stayed silent. */
     readonly refusal: string | null = null,
+    /**
+     * Whether the command may have run all the same: it was sent, and no answer came in time
+     * (or the connection broke after sending). False when Redis refused it, or when it never
+     * left (the client was offline or closed).
+     */
+    readonly outcomeUnknown = false,
   ) {
     super(
       `The shared state store (Redis at ${where}) ${refusal ? `refused the command (${refusal})` : "does not answer"}`,
@@ -111,13 +117,18 @@ export async function connectRedis(settings: RedisSettings, logger?: Logger): Pr
 async function bounded<T>(work: Promise<T>, where: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const silence = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreUnavailable(where)), REDIS_ANSWER_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new StoreUnavailable(where, null, true)),
+      REDIS_ANSWER_TIMEOUT_MS,
+    );
   });
   try {
     return await Promise.race([work, silence]);
   } catch (error) {
     if (error instanceof StoreUnavailable) throw error;
-    throw new StoreUnavailable(where, refusalOf(error));
+    const neverSent = error instanceof ClientOfflineError || error instanceof ClientClosedError;
+    const refusal = refusalOf(error);
+    throw new StoreUnavailable(where, refusal, !neverSent && refusal === null);
   } finally {
     clearTimeout(timer);
   }

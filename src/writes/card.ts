@@ -12,6 +12,12 @@ import { SealError, type Sealer } from "./seal.js";
 /** Marks a card's token, so the state of an input-required round trip cannot pose as one. */
 const CARD = "app-card";
 
+/**
+ * Where a draft's result carries the card's token: its `_meta`, which hosts hand to the view
+ * and not to the model (never `content` or `structuredContent`, which some hosts show it).
+ */
+export const CARD_TOKEN_META = "portfolio-mcp/app_confirmation";
+
 export function cardToken(
   sealer: Sealer,
   intent: Intent,
@@ -31,8 +37,9 @@ export function cardToken(
 }
 
 /**
- * The pending draft a card's token names, if the token holds for this caller; otherwise one
- * sentence saying why, and nothing is sent.
+ * The draft a card's token names, if the token holds for this caller; otherwise one sentence
+ * saying why, and nothing is sent. An answered draft is returned as it is: pressing again only
+ * reports what became of it (or resends, with the same key, what is uncertain).
  */
 export async function draftOfCard(
   token: string,
@@ -59,7 +66,5 @@ export async function draftOfCard(
     throw refuse("it was issued to another user or client");
   const intent = await deps.gate.find(state.intent);
   if (!intent) throw refuse("its draft no longer exists (drafts are removed once they expire)");
-  if (intent.state !== "pending")
-    throw refuse(`it was already answered (the write is ${intent.state})`);
   return intent;
 }

@@ -1,53 +1,63 @@
+import { capped, neutralise as neutraliseText } from "../neutralise.js";
+
 /**
  * Untrusted text (names, titles, field values from the API or the model) as it may appear in
- * what a human approves. Nothing it contains can start a line, hide a line or end a quote: line
- * breaks and separators become a visible ⏎, other control and format characters are dropped,
- * quote marks are straightened, and the length is capped with a count of what was left out.
+ * what a human approves, through the one neutralising function (src/neutralise.ts): nothing it
+ * contains can start a line, hide a line or end a quote.
  */
 
-/** Longest value shown in full in a confirmation. */
-export const SHOWN_VALUE_MAX = 1_000;
+/** Longest value the confirmation form shows whole; longer ones show their ends and size. */
+export const SHOWN_VALUE_MAX = 4_000;
+/** Of a longer value: about this much of its start and of its end. */
+const ENDS = 1_500;
 
-// CR, LF, VT, FF, NEL, LS, PS: everything a renderer may take for a new line.
-const LINE_BREAKS = /\r\n|[\n\v\f\r\u0085\u2028\u2029]/g;
-// C0 and C1 controls (tab included), bidirectional overrides and invisible formatting.
-const INVISIBLE =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
-  /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
-
-export function neutralise(text: string, max = SHOWN_VALUE_MAX): string {
-  return capped(flatten(text).replace(/[«»]/g, '"'), max);
+/** One line, nothing hidden, quote marks straightened (for texts inside «»), capped. */
+export function neutralise(text: string, max = Number.POSITIVE_INFINITY): string {
+  return capped(neutraliseText(text).replace(/[«»]/g, '"'), max);
 }
 
-/** One line, nothing invisible; quote marks kept (for texts that quote untrusted parts). */
+/** One line, nothing hidden; quote marks kept (for texts that quote untrusted parts). */
 export function flatten(text: string): string {
-  return text.replace(LINE_BREAKS, " ⏎ ").replace(INVISIBLE, " ");
+  return neutraliseText(text);
 }
 
-export function capped(flat: string, max: number): string {
-  const chars = [...flat];
-  if (chars.length <= max) return flat;
-  return `${chars.slice(0, max).join("")}… (${chars.length - max} more characters not shown)`;
-}
+export { capped };
 
 /** An untrusted text inside visible quotes: «Les Terrasses du Parc». */
-export function quote(text: string, max = SHOWN_VALUE_MAX): string {
+export function quote(text: string, max = Number.POSITIVE_INFINITY): string {
   return `«${neutralise(text, max)}»`;
 }
 
 /**
- * A field value as shown: null as "cleared" (absent and null differ, spec part 2), texts
- * quoted, other values as compact JSON; all neutralised and capped.
+ * A field value as the confirmation form shows it: null as "cleared" (absent and null differ,
+ * spec part 2), texts quoted, other values as compact JSON; all neutralised. A value longer
+ * than the form shows whole keeps its first and last lines, with its size and how much of the
+ * middle is not shown: never only its first sentence.
  */
 export function showValue(value: unknown): string {
   if (value === null) return "cleared (null)";
-  if (typeof value === "string") return quote(value);
-  return neutralise(JSON.stringify(value));
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const flat = neutralise(text);
+  const chars = [...flat];
+  const shown =
+    chars.length <= SHOWN_VALUE_MAX
+      ? flat
+      : `${ends(chars, "start")} … ${chars.length - 2 * ENDS} more characters … ${ends(chars, "end")} (${chars.length} characters in all)`;
+  return typeof value === "string" ? `«${shown}»` : shown;
+}
+
+/** About ENDS characters of one end, cut at a line mark when one is near. */
+function ends(chars: string[], which: "start" | "end"): string {
+  const part = which === "start" ? chars.slice(0, ENDS) : chars.slice(-ENDS);
+  const text = part.join("");
+  const mark = which === "start" ? text.lastIndexOf("⏎") : text.indexOf("⏎");
+  if (mark === -1 || Math.abs(mark - (which === "start" ? text.length : 0)) > ENDS / 3) return text;
+  return which === "start" ? text.slice(0, mark + 1) : text.slice(mark);
 }
 
 /** The first words of a text, for a one-line summary. */
 export function firstWords(text: string, max = 60): string {
-  const flat = neutralise(text, Number.POSITIVE_INFINITY).replace(/\s+/g, " ").trim();
+  const flat = neutralise(text).replace(/\s+/g, " ").trim();
   if (flat.length <= max) return flat;
   const cut = flat.slice(0, max);
   const space = cut.lastIndexOf(" ");

@@ -6,9 +6,24 @@ import type { DelegatedUser } from "../config.js";
 import { UserFacingError, userMessage } from "../errors.js";
 import { ApiError, isInProgressConflict } from "../http/errors.js";
 import type { Logger } from "../log.js";
-import { capped, firstWords, flatten, neutralise } from "./display.js";
-import { type Caller, type Intent, intentDigest, type Preview } from "./intent.js";
-import { FINISHED_RETENTION_MS, type IntentStore } from "./journal.js";
+import { neutraliseDeep } from "../neutralise.js";
+import { StoreUnavailable } from "../state/redis.js";
+import { confirmationIdOf, idOf } from "./confirmation-id.js";
+import { capped, flatten, neutralise } from "./display.js";
+import {
+  type Caller,
+  type Channel,
+  canonicalDigest,
+  type Grants,
+  type Intent,
+  type Preview,
+} from "./intent.js";
+import {
+  DamagedIntent,
+  FINISHED_RETENTION_MS,
+  type IntentStore,
+  UNSENT_DRAFT_GRACE_MS,
+} from "./journal.js";
 
 /** A write as a tool drafts it: the exact request and how to show it. */
 export interface WriteDraft {
@@ -19,8 +34,6 @@ export interface WriteDraft {
   body: unknown;
   /** Untrusted parts (names, values) are neutralised by the gate before anyone sees them. */
   preview: Omit<Preview, "recorded_as">;
-  /** The main text's first words, for the spelled-out confirmation id (a note's content). */
-  excerpt?: string;
 }
 
 export type RefusalReason =
@@ -30,7 +43,10 @@ export type RefusalReason =
   | "cancelled"
   | "mismatch"
   | "full"
-  | "changed";
+  | "changed"
+  | "channel"
+  | "damaged"
+  | "store";
 
 /** A confirmation id that cannot be used: nothing was sent. */
 export class GateRefusal extends UserFacingError {
@@ -53,8 +69,6 @@ const UNCERTAIN_CODES = new Set([
   "unexpected_response",
   "aborted",
 ]);
-const CONFIRMATION_ID_MAX = 240;
-const ID_IN_BRACKETS = /\[(cf_[A-Za-z0-9_-]{8,64})\]$/;
 
 export interface GateOptions {
   store: IntentStore;
@@ -76,10 +90,18 @@ export interface GateOptions {
   recoverAbandonedEveryMs?: number;
   /** How long a confirmation waits for another process's delivery of the same intent. */
   waitForOtherDeliveryMs?: number;
+  /**
+   * Why this server would not offer an intent's operation to the caller with these grants (its
+   * own rules: read-only, sensitivity, the contract, the allowlist), or null when it would.
+   * Asked before every delivery, on whichever replica delivers. Absent: the contract alone.
+   */
+  undeliverable?: (intent: Intent, grants: Grants | null) => string | null;
 }
 
 const DELIVERY_LEASE_MS = 15_000;
 const POLL_MS = 50;
+/** How long a replica whose store did not answer a claim leaves abandoned writes to others. */
+const STORE_TROUBLE_PAUSE_MS = 30_000;
 
 /**
  * The confirmation gate and the exactly-once delivery behind it. An intent is stored before
@@ -94,6 +116,8 @@ export class WriteGate {
   private recoverer: NodeJS.Timeout | null = null;
   /** This process, as the owner of the delivery leases it takes. */
   private readonly owner = `gate-${randomBytes(9).toString("base64url")}`;
+  /** Until then the store was too slow to answer a claim: abandoned deliveries are left alone. */
+  private storeTroubleUntil = 0;
 
   private constructor(private readonly options: GateOptions) {
     this.clock = options.clock ?? Date.now;
@@ -133,19 +157,21 @@ export class WriteGate {
   }
 
   /**
-   * Removes drafts nobody confirmed within their TTL (journal and memory: an abandoned draft
-   * costs nothing after it expires) and finished intents past their retention.
+   * Removes drafts nobody confirmed within their TTL, unsent ones (cancelled, expired) a minute
+   * after (journal and memory: an abandoned draft costs nothing after it expires), and delivered
+   * or refused writes past their retention.
    */
   async sweep(): Promise<number> {
     const now = this.clock();
     let removed = 0;
     for (const intent of [...this.intents.values()]) {
-      const expiredDraft =
-        (intent.state === "pending" && now > Date.parse(intent.expiresAt)) ||
-        intent.state === "expired";
-      const finished = ["succeeded", "failed", "cancelled"].includes(intent.state);
+      const expiredDraft = intent.state === "pending" && now > Date.parse(intent.expiresAt);
+      const unsentGone =
+        (intent.state === "cancelled" || intent.state === "expired") &&
+        now - Date.parse(intent.updatedAt) > UNSENT_DRAFT_GRACE_MS;
+      const finished = intent.state === "succeeded" || intent.state === "failed";
       const stale = finished && now - Date.parse(intent.updatedAt) > FINISHED_RETENTION_MS;
-      if (!expiredDraft && !stale) continue;
+      if (!expiredDraft && !unsentGone && !stale) continue;
       if (this.queues.has(intent.id)) continue; // being confirmed right now
       await this.options.store.remove(intent.id);
       this.intents.delete(intent.id);
@@ -166,9 +192,23 @@ export class WriteGate {
     const key = idOf(id) ?? id;
     const known = this.intents.get(key);
     if (known) return known;
-    const stored = await this.options.store.read(key);
+    const stored = await this.read(key);
     if (stored) this.intents.set(key, stored);
     return stored ?? undefined;
+  }
+
+  /** The stored intent; a damaged one (quarantined by the store) is refused in one sentence. */
+  private async read(id: string): Promise<Intent | null> {
+    try {
+      return await this.options.store.read(id);
+    } catch (error) {
+      if (!(error instanceof DamagedIntent)) throw error;
+      this.intents.delete(id);
+      throw new GateRefusal(
+        "damaged",
+        `The stored write ${id} is damaged (${error.problem}): it was set aside for a person to check and will not be sent; this call sent nothing. Draft the write again if it is still wanted.`,
+      );
+    }
   }
 
   /** Stores a new pending intent with a fresh key and confirmation id. Nothing is sent. */
@@ -176,17 +216,22 @@ export class WriteGate {
     draft: WriteDraft,
     caller: Caller,
     delegatedUser: DelegatedUser | null,
+    channel: Channel,
   ): Promise<Intent> {
     const now = this.clock();
     const settings = this.options.api.settings;
     const user = describeUser(delegatedUser);
+    // Drafts still held for this user: waiting, and the unsent ones kept a minute without
+    // their body. Counting the latter keeps draft-and-cancel loops from filling the store.
     const awaiting = () =>
       [...this.intents.values()].filter(
         (i) =>
-          i.state === "pending" &&
-          now <= Date.parse(i.expiresAt) &&
           i.caller.client === caller.client &&
-          describeUser(i.delegatedUser) === user,
+          describeUser(i.delegatedUser) === user &&
+          (i.state === "pending"
+            ? now <= Date.parse(i.expiresAt)
+            : (i.state === "cancelled" || i.state === "expired") &&
+              now <= Date.parse(i.updatedAt) + UNSENT_DRAFT_GRACE_MS),
       );
     let pending = awaiting().length;
     if (pending >= this.options.maxPendingPerUser) {
@@ -198,7 +243,7 @@ export class WriteGate {
     if (pending >= this.options.maxPendingPerUser) {
       throw new GateRefusal(
         "full",
-        `${pending} drafted writes already await confirmation for this user; confirm or cancel some (or let them expire) before drafting another. Nothing was drafted.`,
+        `${pending} drafted writes already await confirmation for this user, or were cancelled or expired less than a minute ago; confirm some, or wait a minute, before drafting another. Nothing was drafted.`,
       );
     }
     const operation = this.options.api.operation(draft.operation);
@@ -221,8 +266,10 @@ export class WriteGate {
       path: draft.path,
       ...(draft.query && Object.keys(draft.query).length > 0 ? { query: draft.query } : {}),
       body: draft.body,
+      bodyDigest: canonicalDigest(draft.body ?? null),
       delegatedUser,
-      caller,
+      caller: { sessionId: caller.sessionId, client: caller.client, grants: caller.grants },
+      channel,
       upstream: { baseUrl: settings.baseUrl, keyId: settings.keyId },
       idempotencyKey: `pmcp-${randomUUID()}`,
     };
@@ -238,8 +285,7 @@ export class WriteGate {
     const intent: Intent = {
       ...base,
       id,
-      confirmationId: spelledOut(preview, draft.excerpt, id),
-      digest: intentDigest(base),
+      confirmationId: confirmationIdOf({ ...base, id }),
       preview,
       state: "pending",
       createdAt: new Date(now).toISOString(),
@@ -261,14 +307,16 @@ export class WriteGate {
     confirmationId: string,
     caller: Caller,
     delegatedUser: DelegatedUser | null,
+    via: Channel,
   ): Promise<Intent> {
     return this.exclusive(idOf(confirmationId) ?? confirmationId, async () => {
       const id = await this.exactId(confirmationId);
       // Another replica may have moved it on since this one last looked.
       await this.refresh(id);
       const intent = this.owned(id, caller, delegatedUser);
+      if (intent.state === "pending") this.checkChannel(intent, via);
       if (intent.state === "pending" && this.clock() > Date.parse(intent.expiresAt)) {
-        await this.persist({ ...intent, state: "expired" }).catch(ignoreConflict);
+        await this.persist(unsent(intent, "expired")).catch(ignoreConflict);
         await this.refresh(id);
       }
       const current = this.intents.get(id) as Intent;
@@ -284,8 +332,10 @@ export class WriteGate {
         case "cancelled":
           throw new GateRefusal("cancelled", `Confirmation ${id} was cancelled; nothing was sent.`);
         default:
-          return this.deliver(current);
+          return this.deliver(current, caller.grants ?? null);
       }
+    }).catch((error: unknown) => {
+      throw this.unknownOutcome(error);
     });
   }
 
@@ -294,6 +344,7 @@ export class WriteGate {
     confirmationId: string,
     caller: Caller,
     delegatedUser: DelegatedUser | null,
+    via: Channel,
   ): Promise<Intent> {
     return this.exclusive(idOf(confirmationId) ?? confirmationId, async () => {
       const id = await this.exactId(confirmationId);
@@ -306,9 +357,8 @@ export class WriteGate {
           `Confirmation ${id} is ${intent.state}; only a pending write can be cancelled.`,
         );
       }
-      const cancelled: Intent = { ...intent, state: "cancelled" };
-      await this.persist(cancelled);
-      return cancelled;
+      this.checkChannel(intent, via);
+      return this.persist(unsent(intent, "cancelled"));
     });
   }
 
@@ -325,10 +375,20 @@ export class WriteGate {
    * lease has run out), with the same keys. Writes a live replica is sending are left to it.
    */
   async recoverAbandoned(): Promise<Intent[]> {
+    // A replica whose link to the store is too slow to claim anything leaves it to the others.
+    if (this.clock() < this.storeTroubleUntil) return [];
     // Only the intents whose lease has lapsed are read: the look costs the same with five or
     // five thousand stored.
     const lapsed = new Set<string>();
-    for (const stored of await this.options.store.abandoned()) {
+    let abandoned: Intent[];
+    try {
+      abandoned = await this.options.store.abandoned();
+    } catch (error) {
+      if (error instanceof StoreUnavailable)
+        this.storeTroubleUntil = this.clock() + STORE_TROUBLE_PAUSE_MS;
+      throw error;
+    }
+    for (const stored of abandoned) {
       lapsed.add(stored.id);
       const known = this.intents.get(stored.id);
       if (!known || (known.revision ?? 0) < (stored.revision ?? 0))
@@ -352,7 +412,7 @@ export class WriteGate {
     const settled = await Promise.allSettled(
       unfinished.map((i) =>
         // One another live process is delivering is left to it: no waiting here.
-        this.exclusive(i.id, () => this.deliver(this.intents.get(i.id) as Intent, 0)),
+        this.exclusive(i.id, () => this.deliver(this.intents.get(i.id) as Intent, null, 0)),
       ),
     );
     return settled.flatMap((outcome, n) => {
@@ -375,24 +435,32 @@ export class WriteGate {
    * processes confirm one intent at once, one request is on the wire at a time, and a lease
    * left by a dead process is taken over after it runs out (same Idempotency-Key).
    */
-  private async deliver(seen: Intent, waitMs?: number): Promise<Intent> {
+  private async deliver(seen: Intent, grants: Grants | null, waitMs?: number): Promise<Intent> {
     const deadline =
       this.clock() + (waitMs ?? this.options.waitForOtherDeliveryMs ?? this.leaseMs() * 2);
     let intent = seen;
     for (;;) {
       if (!["pending", "sending", "uncertain"].includes(intent.state)) return intent;
       if (intent.state === "pending" && this.clock() > Date.parse(intent.expiresAt)) return intent;
-      if (intentDigest(intent) !== intent.digest) return this.refuseTampered(intent);
-      const claimed = await this.options.store.replace(
-        this.stamped({
-          ...intent,
-          state: "sending",
-          confirmedAt: intent.confirmedAt ?? new Date(this.clock()).toISOString(),
-          attempts: intent.attempts + 1,
-        }),
-        intent.revision ?? 0,
-        { owner: this.owner, ms: this.leaseMs() },
-      );
+      const refused = this.undeliverable(intent, grants);
+      if (refused) return this.refuse(intent, refused);
+      let claimed: Intent | null;
+      try {
+        claimed = await this.options.store.replace(
+          this.stamped({
+            ...intent,
+            state: "sending",
+            confirmedAt: intent.confirmedAt ?? new Date(this.clock()).toISOString(),
+            attempts: intent.attempts + 1,
+          }),
+          intent.revision ?? 0,
+          { owner: this.owner, ms: this.leaseMs() },
+        );
+      } catch (error) {
+        if (error instanceof StoreUnavailable && error.outcomeUnknown)
+          return this.claimUnknown(intent, error);
+        throw error;
+      }
       if (claimed) {
         this.intents.set(claimed.id, claimed);
         return this.send(claimed);
@@ -404,16 +472,77 @@ export class WriteGate {
     }
   }
 
-  private async refuseTampered(intent: Intent): Promise<Intent> {
-    // The stored request no longer matches what was confirmed: never send it.
+  /**
+   * Why this write must not leave now, whoever asks: its route no longer stays under the API's
+   * base path, or this server would not offer its operation to the caller (re-checked on every
+   * delivery, on whichever replica delivers). The grants are the confirming caller's, else
+   * those recorded with the draft.
+   */
+  private undeliverable(intent: Intent, grants: Grants | null): string | null {
+    const route = intent.route?.path;
+    if (route !== undefined && !staysUnderBase(this.options.api.settings.baseUrl, route))
+      return `its route ${neutralise(route, 200)} leaves the API's base address`;
+    return this.options.undeliverable?.(intent, grants ?? intent.caller.grants ?? null) ?? null;
+  }
+
+  /** Records that a write will not be sent, and why: the person is told nothing went out. */
+  private async refuse(intent: Intent, why: string): Promise<Intent> {
+    this.options.logger.warn(
+      { intent: intent.id, op: intent.operation, why },
+      "a confirmed write was not delivered: this server does not offer it",
+    );
     return this.persist({
       ...intent,
       state: "failed",
       error: {
-        code: "tampered",
-        message: "The stored write changed after it was drafted; it was not sent.",
+        code: "not_offered",
+        message: `This server does not send ${intent.operation} for this caller now: ${why}; it was not sent.`,
       },
     });
+  }
+
+  /**
+   * The claim was sent to the store and no answer came: it may have been recorded, and then
+   * this write goes out (here or on another replica, with its one key) once the lease is given
+   * up. Nothing here may say it was not sent; the lease is given up at once, so that a slow link
+   * never keeps the others from finishing it, and this replica stops looking for abandoned
+   * deliveries for a while.
+   */
+  private claimUnknown(intent: Intent, error: StoreUnavailable): Intent {
+    this.storeTroubleUntil = this.clock() + STORE_TROUBLE_PAUSE_MS;
+    this.options.store
+      .relinquish(intent.id, this.owner)
+      .catch((failure: unknown) =>
+        this.options.logger.warn(
+          { intent: intent.id, err: (failure as Error).message },
+          "could not give up a delivery lease; it lapses on its own",
+        ),
+      );
+    this.options.logger.warn(
+      { intent: intent.id, err: error.message },
+      "the store did not answer a delivery claim; the write may go out once the lease is given up",
+    );
+    return {
+      ...intent,
+      state: "uncertain",
+      error: {
+        code: "store_unanswered",
+        message: `${error.message} in time after this write was claimed for sending: it may have been sent, or may still be sent shortly (never twice: it keeps its one Idempotency-Key). Ask again with the same confirmation id to learn what became of it.`,
+      },
+    };
+  }
+
+  /**
+   * A store failure during a confirmation, as one true sentence: this call sent nothing, and
+   * what became of the write is not known until the store answers (an earlier confirmation may
+   * have sent it).
+   */
+  private unknownOutcome(error: unknown): unknown {
+    if (!(error instanceof StoreUnavailable)) return error;
+    return new GateRefusal(
+      "store",
+      `${error.message}: this confirmation sent nothing, and what became of the write is not known until the store answers; ask again with the same confirmation id once it is back (the write can never be sent twice).`,
+    );
   }
 
   /** Sends a claimed intent, keeping its lease alive meanwhile, and records the outcome. */
@@ -525,7 +654,7 @@ export class WriteGate {
    * higher revision), else what this process holds. Null when neither has it.
    */
   private async refresh(id: string): Promise<Intent | null> {
-    const stored = await this.options.store.read(id);
+    const stored = await this.read(id);
     const known = this.intents.get(id);
     if (!stored) return known ?? null;
     if (known && (known.revision ?? 0) >= (stored.revision ?? 0)) return known;
@@ -609,6 +738,19 @@ export class WriteGate {
     return intent;
   }
 
+  /**
+   * A pending write is decided only by the channel it was drafted for: a card's draft by the
+   * card's buttons, a form's by the form. Once decided, asking again only reports (or resends,
+   * with the same key, what is uncertain): that is no new decision.
+   */
+  private checkChannel(intent: Intent, via: Channel): void {
+    if (intent.channel === via) return;
+    throw new GateRefusal(
+      "channel",
+      `The write ${intent.id} waits for the person's answer ${CHANNEL_WORDS[intent.channel]}, and only there can it be confirmed or cancelled; this call sent nothing.`,
+    );
+  }
+
   /** Stores a change made from the revision this process last saw; refused if another came first. */
   private async persist(intent: Intent): Promise<Intent> {
     const saved = await this.options.store.replace(this.stamped(intent), intent.revision ?? 0);
@@ -649,9 +791,27 @@ export function describeUser(user: DelegatedUser | null): string | null {
   return "email" in user ? user.email : `user id ${user.id}`;
 }
 
-/** `cf_…` from a spelled-out confirmation id, or null. */
-function idOf(confirmationId: string): string | null {
-  return ID_IN_BRACKETS.exec(confirmationId)?.[1] ?? null;
+const CHANNEL_WORDS: Record<Channel, string> = {
+  form: "in the confirmation form the client showed",
+  "input-required": "in the confirmation form the client showed",
+  card: "in the confirmation card shown with the draft",
+  "two-step": "in the chat (confirm_write or cancel_write)",
+};
+
+/** A draft that will never be sent: its body and field values go, its digest stays. */
+function unsent(intent: Intent, state: "cancelled" | "expired"): Intent {
+  return { ...intent, state, body: null, preview: { ...intent.preview, fields: {} } };
+}
+
+/**
+ * Whether a route stays under the API's base path once the URL resolves dot segments: a
+ * contract path with `..` must not reach another part of the same host.
+ */
+function staysUnderBase(baseUrl: string, route: string): boolean {
+  const base = new URL(baseUrl);
+  const filled = route.replace(/\{[^{}]+\}/g, "x");
+  const resolved = new URL(`${base.pathname.replace(/\/+$/, "")}${filled}`, base.origin);
+  return resolved.pathname.startsWith(`${base.pathname.replace(/\/+$/, "")}/`);
 }
 
 /**
@@ -668,17 +828,9 @@ function displayed(preview: Preview): Preview {
     fields: Object.fromEntries(
       Object.entries(preview.fields).map(([name, value]) => [
         neutralise(name, 64),
-        typeof value === "string" ? neutralise(value, Number.POSITIVE_INFINITY) : value,
+        typeof value === "string" ? neutralise(value) : neutraliseDeep(value),
       ]),
     ),
+    ...(preview.warnings ? { warnings: preview.warnings.map((w) => flatten(w)) } : {}),
   };
-}
-
-/** "Create a follow-up note: operation «Les Terrasses» — «Le promoteur…» [cf_…]" */
-function spelledOut(preview: Preview, excerpt: string | undefined, id: string): string {
-  const words = excerpt ? ` — «${firstWords(excerpt)}»` : "";
-  const text = `${preview.action}: ${preview.target}${words}`;
-  const room = CONFIRMATION_ID_MAX - id.length - 3;
-  const short = [...text].length > room ? `${[...text].slice(0, room - 1).join("")}…` : text;
-  return `${short} [${id}]`;
 }

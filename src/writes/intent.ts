@@ -30,6 +30,24 @@ export interface Preview {
 }
 
 /**
+ * How the person is asked, recorded with the draft: only that channel's settling call can
+ * decide it (confirm or cancel). `form`: the client's form inside the call (2025 sessions);
+ * `input-required`: the 2026 round trip with a sealed state; `card`: the MCP Apps card's
+ * buttons; `two-step`: confirm_write after the assistant asked in the chat.
+ */
+export type Channel = "form" | "input-required" | "card" | "two-step";
+
+/**
+ * What a caller was granted when it drafted, kept with the intent: a delivery re-checks it,
+ * with this server's own rules, on whichever replica delivers.
+ */
+export interface Grants {
+  readOnly: boolean;
+  /** Tool names, operation ids and families (the clients or users file); null for all. */
+  tools: readonly string[] | null;
+}
+
+/**
  * Who drafted a write. `client` is the identity that may confirm it: the HTTP client's name in
  * the clients file, or the stdio client's name; a restarted stdio server keeps it, a new
  * session of the same client keeps it, another client never has it.
@@ -37,6 +55,8 @@ export interface Preview {
 export interface Caller {
   sessionId: string;
   client: string;
+  /** What the caller may use now; absent for work no caller started (recovery). */
+  grants?: Grants;
 }
 
 /** One logical write: the exact request, who asked, its key, and what became of it. */
@@ -44,8 +64,8 @@ export interface Intent {
   /** The journal's key: `cf_` and random characters. */
   id: string;
   /**
-   * What confirm_write takes: the write spelled out, then the id in brackets, so that a client
-   * asking "allow confirm_write?" shows the human the write itself (only this exact string).
+   * What confirm_write takes: the operation, its target and a digest of the body, then the id
+   * in brackets. It quotes no upstream text, which could be long or crafted.
    */
   confirmationId: string;
   operation: string;
@@ -58,17 +78,21 @@ export interface Intent {
   };
   path: Record<string, unknown>;
   query?: Record<string, unknown>;
+  /** Dropped (null) once a draft is cancelled or expires: only its digest stays, for the audit. */
   body: unknown;
+  /** sha256 of the body's canonical JSON: names the content in the id and after the body is gone. */
+  bodyDigest: string;
   delegatedUser: DelegatedUser | null;
   caller: Caller;
+  channel: Channel;
   /** Where it goes: recovery never replays a write against another API or key. */
   upstream: { baseUrl: string; keyId: string };
   idempotencyKey: string;
-  digest: string;
   preview: Preview;
   state: IntentState;
   createdAt: string;
   expiresAt: string;
+  /** When the person's yes was recorded (the decision's time); null while it waits. */
   confirmedAt: string | null;
   updatedAt: string;
   attempts: number;
@@ -76,38 +100,11 @@ export interface Intent {
   revision?: number;
   result: unknown;
   error: { code: string; message: string; status?: number; reasonCode?: string } | null;
-}
-
-/** A digest of everything that defines the write, so a stored intent can be checked unchanged. */
-export function intentDigest(
-  intent: Pick<
-    Intent,
-    | "operation"
-    | "route"
-    | "path"
-    | "query"
-    | "body"
-    | "delegatedUser"
-    | "caller"
-    | "upstream"
-    | "idempotencyKey"
-  >,
-): string {
-  return createHash("sha256")
-    .update(
-      canonical({
-        operation: intent.operation,
-        route: intent.route,
-        path: intent.path,
-        query: intent.query,
-        body: intent.body,
-        delegatedUser: intent.delegatedUser,
-        caller: intent.caller,
-        upstream: intent.upstream,
-        idempotencyKey: intent.idempotencyKey,
-      }),
-    )
-    .digest("hex");
+  /**
+   * HMAC-SHA256 of everything above but the revision, under a key derived from the state
+   * secret: set by the store on every write, checked on every read (src/writes/intent-mac.ts).
+   */
+  mac?: string;
 }
 
 /** sha256 of a value's canonical JSON (keys sorted, undefined dropped). */
@@ -115,7 +112,8 @@ export function canonicalDigest(value: unknown): string {
   return createHash("sha256").update(canonical(value)).digest("hex");
 }
 
-function canonical(value: unknown): string {
+/** A value's JSON with keys sorted and undefined dropped: equal values, equal text. */
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value && typeof value === "object") {
     return `{${Object.keys(value)

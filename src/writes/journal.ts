@@ -3,7 +3,9 @@ import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import type { Logger } from "../log.js";
+import { StateKeys } from "../state/keys.js";
 import type { Intent } from "./intent.js";
+import { IntentMac } from "./intent-mac.js";
 
 /** Who delivers a confirmed intent, and for how long before another process may take over. */
 export interface DeliveryLease {
@@ -11,10 +13,31 @@ export interface DeliveryLease {
   ms: number;
 }
 
-/** How long a finished intent (succeeded, failed, cancelled) is kept, to answer a repeat. */
+/** How long a delivered or refused write is kept, to answer a repeat. */
 export const FINISHED_RETENTION_MS = 7 * 86_400_000;
-/** How long an expired draft is kept, so a late confirmation hears "expired", not "unknown". */
-export const EXPIRED_DRAFT_GRACE_MS = 60_000;
+/**
+ * How long a draft nobody sent (cancelled, expired) is kept, without its body: a late
+ * confirmation hears "cancelled" or "expired", not "unknown"; it counts against the drafts a
+ * user may hold until it is gone, so draft-and-cancel loops cannot fill the store.
+ */
+export const UNSENT_DRAFT_GRACE_MS = 60_000;
+
+/**
+ * A stored intent that failed its checks (its MAC, its shape): moved to quarantine, never
+ * delivered. Its message says what was wrong, never what it held.
+ */
+export class DamagedIntent extends Error {
+  override name = "DamagedIntent";
+  constructor(
+    readonly id: string,
+    readonly problem: string,
+  ) {
+    super(`the stored write ${id} is damaged (${problem})`);
+  }
+}
+
+/** Told of each intent a store moves to quarantine (a metric, an audit record). */
+export type OnQuarantine = (where: "file" | "redis", problem: string) => void;
 
 /**
  * Where intents live: files in the state directory (one process), or Redis (several replicas).
@@ -48,6 +71,11 @@ export interface IntentStore {
   settle(next: Intent, owner: string): Promise<Intent | null>;
   /** Extends the owner's lease while the request is on the wire; false when it was lost. */
   renew(id: string, lease: DeliveryLease): Promise<boolean>;
+  /**
+   * Gives up the owner's lease, if it holds one, leaving the write due for whoever looks next:
+   * after a claim whose answer never came, this process cannot tell whether it holds it.
+   */
+  relinquish(id: string, owner: string): Promise<void>;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
@@ -61,7 +89,8 @@ const storedIntent = z.looseObject({
   caller: z.looseObject({ sessionId: z.string(), client: z.string().nullable() }),
   upstream: z.looseObject({ baseUrl: z.string(), keyId: z.string() }),
   idempotencyKey: z.string().min(1),
-  digest: z.string().min(1),
+  mac: z.string().regex(/^[0-9a-f]{64}$/),
+  channel: z.enum(["form", "input-required", "card", "two-step"]),
   preview: z.looseObject({ action: z.string(), target: z.string() }),
   state: z.enum(["pending", "sending", "succeeded", "failed", "uncertain", "cancelled", "expired"]),
   createdAt: z.string(),
@@ -81,20 +110,33 @@ const storedIntent = z.looseObject({
  */
 export class FileJournal implements IntentStore {
   readonly dir: string;
-  /** Files moved to quarantine by the last load. */
+  /** Files moved to quarantine since this journal was opened. */
   quarantined = 0;
+  private readonly mac: Promise<IntentMac>;
+  private readonly logger?: Logger;
+  private readonly onQuarantine?: OnQuarantine;
 
+  /**
+   * `mac`: the intents' MAC key; without one, a key derived from the secret this process keeps
+   * in the state directory (created on first use).
+   */
   constructor(
     stateDir: string,
-    private readonly logger?: Logger,
+    options: { logger?: Logger; mac?: IntentMac; onQuarantine?: OnQuarantine } = {},
   ) {
     this.dir = join(stateDir, "intents");
+    this.logger = options.logger;
+    this.onQuarantine = options.onQuarantine;
+    this.mac = options.mac
+      ? Promise.resolve(options.mac)
+      : StateKeys.open(stateDir, null).then((keys) => new IntentMac(keys.derive("intent-mac")));
+    this.mac.catch(() => {}); // reported by the first use
   }
 
   async load(): Promise<Intent[]> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const mac = await this.mac;
     const intents: Intent[] = [];
-    this.quarantined = 0;
     for (const name of await readdir(this.dir)) {
       if (name.endsWith(".tmp")) {
         // An interrupted save: the intent's previous state is still in its .json file.
@@ -104,7 +146,7 @@ export class FileJournal implements IntentStore {
       }
       if (!name.endsWith(".json")) continue;
       const text = await readFile(join(this.dir, name), "utf8").catch(() => null);
-      const problem = text === null ? "it cannot be read" : trust(text, name);
+      const problem = text === null ? "it cannot be read" : trust(text, name, mac);
       if (typeof problem !== "string") {
         intents.push(problem);
         continue;
@@ -119,28 +161,27 @@ export class FileJournal implements IntentStore {
     return (await this.load()).filter((i) => i.state === "sending");
   }
 
+  /** The intent, null when there is none; a damaged one is quarantined and thrown. */
   async read(id: string): Promise<Intent | null> {
     if (!ID_PATTERN.test(id)) return null;
     const name = `${id}.json`;
     const text = await readFile(join(this.dir, name), "utf8").catch(() => null);
     if (text === null) return null;
-    const intent = trust(text, name);
+    const intent = trust(text, name, await this.mac);
     if (typeof intent !== "string") return intent;
-    this.logger?.warn(
-      { file: name, problem: intent },
-      "an intent file cannot be trusted; it is left for the next start to quarantine",
-    );
-    return null;
+    await this.quarantine(name, intent, text);
+    throw new DamagedIntent(id, intent);
   }
 
   async save(intent: Intent): Promise<void> {
     if (!ID_PATTERN.test(intent.id)) throw new Error(`refusing to store intent id ${intent.id}`);
+    const { revision: _revision, ...stored } = (await this.mac).signed(intent);
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const target = join(this.dir, `${intent.id}.json`);
     const temporary = join(this.dir, `.${intent.id}.${randomBytes(4).toString("hex")}.tmp`);
     const file = await open(temporary, "w", 0o600);
     try {
-      await file.writeFile(JSON.stringify(intent));
+      await file.writeFile(JSON.stringify({ ...stored, revision: intent.revision }));
       await file.sync();
     } finally {
       await file.close();
@@ -169,6 +210,9 @@ export class FileJournal implements IntentStore {
     return true;
   }
 
+  /** One process owns the directory: a claim's outcome is never unknown here. */
+  async relinquish(): Promise<void> {}
+
   async remove(id: string): Promise<void> {
     if (!ID_PATTERN.test(id)) return;
     await rm(join(this.dir, `${id}.json`), { force: true });
@@ -179,8 +223,15 @@ export class FileJournal implements IntentStore {
     const aside = join(this.dir, QUARANTINE_DIR);
     await mkdir(aside, { recursive: true, mode: 0o700 });
     const target = join(aside, `${name.replace(/\.json$/, "")}.${Date.now()}.json`);
-    await rename(join(this.dir, name), target);
+    try {
+      await rename(join(this.dir, name), target);
+    } catch (error) {
+      // Another look moved it first: one quarantine, one line.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
     this.quarantined++;
+    this.onQuarantine?.("file", problem);
     const seen = recoverable(text);
     this.logger?.error(
       { file: name, quarantinedAs: target, problem, ...seen },
@@ -191,8 +242,8 @@ export class FileJournal implements IntentStore {
   }
 }
 
-/** The intent a file holds, or why it cannot be trusted. */
-export function trust(text: string, name: string): Intent | string {
+/** The intent a stored text holds, or why it cannot be trusted (its shape, its MAC). */
+export function trust(text: string, name: string, mac: IntentMac): Intent | string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -207,7 +258,10 @@ export function trust(text: string, name: string): Intent | string {
     return `it is not an intent (${issue?.path.join(".") || "the object"}: ${issue?.message ?? "invalid"})`;
   }
   if (`${checked.data.id}.json` !== name) return "its id does not match its file name";
-  return checked.data as unknown as Intent;
+  const intent = checked.data as unknown as Intent;
+  // Whoever wrote it without the key: a forgery, a change, or a record of another deployment.
+  if (!mac.verifies(intent)) return "its MAC does not verify (written without this server's key)";
+  return intent;
 }
 
 /** What a damaged file still shows of the intent, read field by field from the raw text. */
@@ -224,14 +278,14 @@ export function recoverable(text: string): Record<string, string> {
  * Damaged intent files under a state directory, for doctor: those already in quarantine and
  * those the next start will move there. Reads only; moves nothing.
  */
-export async function damagedFiles(stateDir: string): Promise<number> {
+export async function damagedFiles(stateDir: string, mac: IntentMac): Promise<number> {
   const dir = join(stateDir, "intents");
   const aside = await readdir(join(dir, QUARANTINE_DIR)).catch(() => []);
   let damaged = aside.filter((n) => n.endsWith(".json")).length;
   for (const name of await readdir(dir).catch(() => [])) {
     if (!name.endsWith(".json")) continue;
     const text = await readFile(join(dir, name), "utf8").catch(() => null);
-    if (text === null || typeof trust(text, name) === "string") damaged++;
+    if (text === null || typeof trust(text, name, mac) === "string") damaged++;
   }
   return damaged;
 }

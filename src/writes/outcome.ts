@@ -15,12 +15,19 @@ export const outcomeSchema = z.object({
   expires_at: z.string().optional(),
   result: z.record(z.string(), z.unknown()).optional(),
   message: z.string(),
-  /** For the confirmation card only: what its buttons pass to app_confirm_write. */
-  app_confirmation: z.object({ token: z.string() }).optional(),
 });
 
 export type Outcome = z.output<typeof outcomeSchema> & {
   status: "awaiting_confirmation" | "succeeded" | "uncertain" | "cancelled";
+};
+
+/** How an uncertain write is asked for again, by the channel it was confirmed in. */
+const ASK_AGAIN: Record<Intent["channel"], string> = {
+  "two-step": "Call confirm_write again with this confirmation_id:",
+  card: "The person can press Confirm in the card again:",
+  "input-required":
+    "Send the same confirmation again (or call confirm_write with this confirmation_id where it is offered):",
+  form: "Call confirm_write with this confirmation_id where it is offered (otherwise the server sends it again when it restarts):",
 };
 
 const TWO_STEP_NOTE =
@@ -53,7 +60,10 @@ export function outcomeOf(intent: Intent): Outcome {
       return {
         ...base,
         status: "uncertain",
-        message: `The API did not confirm the write (${intent.error?.code ?? "no answer"}); it may or may not be applied. Call confirm_write again: it resends the same request with the same Idempotency-Key, so it cannot be applied twice.`,
+        message:
+          intent.error?.code === "store_unanswered"
+            ? intent.error.message
+            : `The API did not confirm the write (${intent.error?.code ?? "no answer"}); it may or may not be applied. ${ASK_AGAIN[intent.channel]} it resends the same request with the same Idempotency-Key, so it cannot be applied twice.`,
       };
     case "cancelled":
     case "expired":

@@ -1,13 +1,17 @@
 import type { Logger } from "../log.js";
+import type { FleetCheck } from "../state/fleet-check.js";
 import type { SharedRedis } from "../state/redis.js";
 import type { Intent } from "./intent.js";
+import type { IntentMac } from "./intent-mac.js";
 import {
+  DamagedIntent,
   type DeliveryLease,
-  EXPIRED_DRAFT_GRACE_MS,
   FINISHED_RETENTION_MS,
   type IntentStore,
+  type OnQuarantine,
   recoverable,
   trust,
+  UNSENT_DRAFT_GRACE_MS,
 } from "./journal.js";
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
@@ -28,7 +32,9 @@ const ABANDONED_BATCH = 100;
  * Drafts and finished writes are in no index: they are read by id and expire by TTL, on every
  * replica at once, whichever replica made them and whether or not it still runs.
  * The document is stored as written, never re-encoded by a script (Lua's cjson would turn []
- * into {} and round large numbers, and the digest check would then refuse the write).
+ * into {} and round large numbers, and the MAC would then refuse the write). Every document
+ * carries its MAC: an entry written by anyone without the fleet's state secret is quarantined,
+ * never delivered.
  */
 
 /**
@@ -87,6 +93,14 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[2]), ARGV[3])
 return 1`;
 
+/** KEYS: lease, open. ARGV: owner, id. The owner's lease goes; the write is due at once. */
+const RELINQUISH = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], 'XX', tonumber(t[1]) * 1000, ARGV[2])
+return 1`;
+
 /** KEYS: intent, open. ARGV: doc, id, mode, ttl ms. A plain write that still counts a revision. */
 const SAVE = `${KEEP}
 local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0') + 1
@@ -110,17 +124,30 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(AR
  * write may be forgotten.
  */
 export class RedisJournal implements IntentStore {
-  /** Entries moved to quarantine by the last load. */
+  /** Entries this replica moved to quarantine since it started. */
   quarantined = 0;
 
+  private readonly logger?: Logger;
+  private readonly onQuarantine?: OnQuarantine;
+  private readonly fleet?: FleetCheck;
+
+  /**
+   * `mac`: the intents' MAC key, derived from the fleet's shared PORTFOLIO_STATE_SECRET.
+   * `fleet`: checked before anything is quarantined: a replica with another secret would take
+   * every intent of the fleet for a forgery.
+   */
   constructor(
     private readonly redis: SharedRedis,
-    private readonly logger?: Logger,
-  ) {}
+    private readonly mac: IntentMac,
+    options: { logger?: Logger; onQuarantine?: OnQuarantine; fleet?: FleetCheck } = {},
+  ) {
+    this.logger = options.logger;
+    this.onQuarantine = options.onQuarantine;
+    this.fleet = options.fleet;
+  }
 
   /** The confirmed writes not finished yet (sending, uncertain): what a start must finish. */
   async load(): Promise<Intent[]> {
-    this.quarantined = 0;
     const ids = await this.redis.run((c) => c.zRange(this.open, 0, -1));
     return this.readAll(ids);
   }
@@ -132,17 +159,15 @@ export class RedisJournal implements IntentStore {
     return (await this.readAll(ids)).filter((i) => i.state === "sending");
   }
 
+  /** The intent, null when there is none; a damaged one is quarantined and thrown. */
   async read(id: string): Promise<Intent | null> {
     if (!ID_PATTERN.test(id)) return null;
     const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)));
     if (stored.doc === undefined) return null;
     const intent = this.trusted(id, stored);
     if (typeof intent !== "string") return intent;
-    this.logger?.warn(
-      { intent: id, problem: intent },
-      "a stored intent cannot be trusted; it is left for the next start to quarantine",
-    );
-    return null;
+    await this.quarantine(id, intent, stored.doc);
+    throw new DamagedIntent(id, intent);
   }
 
   async save(intent: Intent): Promise<void> {
@@ -150,7 +175,7 @@ export class RedisJournal implements IntentStore {
     await this.redis.run((c) =>
       c.eval(SAVE, {
         keys: [this.intentKey(intent.id), this.open],
-        arguments: [document(intent), intent.id, openMode(intent), String(ttlMs(intent))],
+        arguments: [this.document(intent), intent.id, openMode(intent), String(ttlMs(intent))],
       }),
     );
   }
@@ -162,7 +187,7 @@ export class RedisJournal implements IntentStore {
         c.eval(REPLACE, {
           keys: [this.intentKey(next.id), this.leaseKey(next.id), this.open],
           arguments: [
-            document(next),
+            this.document(next),
             String(expected),
             lease?.owner ?? "",
             String(lease?.ms ?? 0),
@@ -182,7 +207,7 @@ export class RedisJournal implements IntentStore {
       await this.redis.run((c) =>
         c.eval(SETTLE, {
           keys: [this.intentKey(next.id), this.leaseKey(next.id), this.open],
-          arguments: [document(next), owner, next.id, openMode(next), String(ttlMs(next))],
+          arguments: [this.document(next), owner, next.id, openMode(next), String(ttlMs(next))],
         }),
       ),
     );
@@ -197,6 +222,14 @@ export class RedisJournal implements IntentStore {
       }),
     );
     return Number(held) === 1;
+  }
+
+  async relinquish(id: string, owner: string): Promise<void> {
+    // Sent after the claim on the same connection, so Redis runs it after the claim, whatever
+    // became of the claim's answer. Its own answer may be slow too: it is not waited for long.
+    await this.redis.run((c) =>
+      c.eval(RELINQUISH, { keys: [this.leaseKey(id), this.open], arguments: [owner, id] }),
+    );
   }
 
   async remove(id: string): Promise<void> {
@@ -235,7 +268,7 @@ export class RedisJournal implements IntentStore {
   }
 
   private trusted(id: string, stored: Record<string, string>): Intent | string {
-    const intent = trust(stored.doc ?? "", `${id}.json`);
+    const intent = trust(stored.doc ?? "", `${id}.json`, this.mac);
     if (typeof intent === "string") return intent;
     const rev = Number(stored.rev);
     if (!Number.isInteger(rev) || rev < 1) return "its revision is missing or not a number";
@@ -244,6 +277,14 @@ export class RedisJournal implements IntentStore {
 
   /** Moves a damaged entry aside (kept whole for a person) and says what it seemed to hold. */
   private async quarantine(id: string, problem: string, doc: string): Promise<void> {
+    const otherSecret = this.fleet ? await this.fleet.problem() : null;
+    if (otherSecret) {
+      this.logger?.error(
+        { intent: id },
+        `an intent did not verify and was left as it is: ${otherSecret}`,
+      );
+      return;
+    }
     const aside = `${id}.${Date.now()}`;
     await this.redis.run((c) =>
       c
@@ -254,6 +295,7 @@ export class RedisJournal implements IntentStore {
         .exec(),
     );
     this.quarantined++;
+    this.onQuarantine?.("redis", problem);
     const seen = recoverable(doc);
     this.logger?.error(
       { intent: id, quarantinedAs: aside, problem, ...seen },
@@ -261,6 +303,12 @@ export class RedisJournal implements IntentStore {
         ? "quarantined a damaged stored intent of a confirmed write that may not have been delivered: check it by hand"
         : "quarantined a damaged stored intent",
     );
+  }
+
+  /** The stored JSON, with its MAC; the revision lives beside it, where the scripts compare it. */
+  private document(intent: Intent): string {
+    const { revision: _revision, ...rest } = this.mac.signed(intent);
+    return JSON.stringify(rest);
   }
 
   private checkId(id: string): void {
@@ -280,12 +328,6 @@ export class RedisJournal implements IntentStore {
   }
 }
 
-/** The stored JSON; the revision lives beside it, where the scripts can compare it. */
-function document(intent: Intent): string {
-  const { revision: _revision, ...rest } = intent;
-  return JSON.stringify(rest);
-}
-
 /** Where an intent stands in the open set (see KEEP). */
 function openMode(intent: Intent, lease?: DeliveryLease): string {
   if (intent.state === "sending") return lease ? "lease" : "now";
@@ -300,11 +342,12 @@ function openMode(intent: Intent, lease?: DeliveryLease): string {
 function ttlMs(intent: Intent): number {
   switch (intent.state) {
     case "pending": {
-      const left = Date.parse(intent.expiresAt) - Date.now() + EXPIRED_DRAFT_GRACE_MS;
+      const left = Date.parse(intent.expiresAt) - Date.now() + UNSENT_DRAFT_GRACE_MS;
       return Number.isFinite(left) ? Math.max(1_000, left) : FINISHED_RETENTION_MS;
     }
     case "expired":
-      return EXPIRED_DRAFT_GRACE_MS;
+    case "cancelled":
+      return UNSENT_DRAFT_GRACE_MS;
     case "sending":
     case "uncertain":
       return 0;

@@ -1,7 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readFile } from "node:fs/promises";
-import { join } from "node:path";
 import * as aead from "../aead.js";
+import { StateKeys } from "../state/keys.js";
 
 /**
  * The request state of an input-required round trip (MCP 2026-07-28): the client keeps it and
@@ -26,7 +24,6 @@ export interface SealedState {
 
 const VERSION = "s1";
 const AAD = Buffer.from("portfolio-mcp/request-state/v1");
-const KEY_FILE = "state-secret";
 
 export class SealError extends Error {
   override name = "SealError";
@@ -47,26 +44,11 @@ export class Sealer {
     secret: string | null,
     clock: () => number = Date.now,
   ): Promise<Sealer> {
-    if (secret) return new Sealer(createHash("sha256").update(secret).digest(), clock);
-    await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    const path = join(stateDir, KEY_FILE);
-    try {
-      const file = await open(path, "wx", 0o600); // only the first process to get here writes
-      try {
-        await file.writeFile(randomBytes(32).toString("hex"));
-        await file.sync();
-      } finally {
-        await file.close();
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    const hex = (await readFile(path, "utf8")).trim();
-    if (!/^[0-9a-f]{64}$/.test(hex))
-      throw new Error(
-        `${path} is not a state key (64 hexadecimal characters); remove it to make a new one`,
-      );
-    return new Sealer(Buffer.from(hex, "hex"), clock);
+    return Sealer.from(await StateKeys.open(stateDir, secret), clock);
+  }
+
+  static from(keys: StateKeys, clock: () => number = Date.now): Sealer {
+    return new Sealer(keys.sealing, clock);
   }
 
   seal(state: SealedState): string {

@@ -43,7 +43,11 @@ type Result = {
   isError?: boolean;
   content: Array<{ type: string; text: string }>;
   structuredContent?: Record<string, any>;
+  _meta?: Record<string, any>;
 };
+
+/** The card's token: in the result's _meta, for the view; never where the model reads. */
+const tokenOf = (reply: Result) => reply._meta?.["portfolio-mcp/app_confirmation"]?.token as string;
 
 async function draft(
   session: { client: { callTool(params: object): Promise<unknown> } },
@@ -88,10 +92,15 @@ describe("a client that renders MCP Apps and cannot show a form (2026-07-28)", (
     expect(outcome.status).toBe("awaiting_confirmation");
     expect(outcome.preview.action).toBe("Create a custom dashboard");
     expect(outcome.message).toContain("card");
-    const token = outcome.app_confirmation.token as string;
+    const token = tokenOf(reply);
     expect(token).toMatch(/^s1\./);
-    // The model reads the text: no token in it.
+    // Nothing a host may give the model carries it: neither the text nor the structured content.
     expect(reply.content.map((c) => c.text).join("")).not.toContain(token);
+    expect(JSON.stringify(reply.structuredContent)).not.toContain(token);
+    expect(JSON.stringify(reply.structuredContent)).not.toContain("app_confirmation");
+    const { tools } = await session.client.listTools();
+    const schema = tools.find((t) => t.name === "create_custom_dashboard")?.outputSchema;
+    expect(JSON.stringify(schema)).not.toContain("app_confirmation");
     expect(created(mark, "Carte confirmée")).toHaveLength(0);
 
     // The model cannot settle it: confirm_write is not offered to this client.
@@ -112,19 +121,49 @@ describe("a client that renders MCP Apps and cannot show a form (2026-07-28)", (
     expect(confirmed.structuredContent?.result?.name).toBe("Carte confirmée");
     expect(created(mark, "Carte confirmée")).toHaveLength(1);
 
+    // Pressed again (a lost answer): the recorded outcome, and nothing sent twice.
     const again = (await session.client.callTool({
       name: "app_confirm_write",
       arguments: { token },
     })) as Result;
-    expect(again.isError).toBe(true);
-    expect(again.content[0]?.text).toContain("already answered (the write is succeeded)");
+    expect(again.structuredContent?.status).toBe("succeeded");
+    expect(again.structuredContent?.result?.name).toBe("Carte confirmée");
     expect(created(mark, "Carte confirmée")).toHaveLength(1);
+  });
+
+  it("is decided only in the card: confirm_write from another session of the client sends nothing", async () => {
+    const session = track(await connectModern(sandbox, { apps: true }));
+    // The same client (and user) again, without the Apps extension: it is offered confirm_write.
+    const chat = track(await connectModern(sandbox, { shared: session.shared }));
+    const mark = sandbox.control.mark();
+    const drafted = await draft(session, "Carte seulement");
+    const byId = (await chat.client.callTool({
+      name: "confirm_write",
+      arguments: { confirmation_id: drafted.structuredContent!.confirmation_id },
+    })) as Result;
+    expect(byId.isError).toBe(true);
+    expect(byId.content[0]?.text).toContain(
+      "waits for the person's answer in the confirmation card shown with the draft, and only there can it be confirmed or cancelled; this call sent nothing",
+    );
+    const cancelled = (await chat.client.callTool({
+      name: "cancel_write",
+      arguments: { confirmation_id: drafted.structuredContent!.confirmation_id },
+    })) as Result;
+    expect(cancelled.isError).toBe(true);
+    expect(created(mark, "Carte seulement")).toHaveLength(0);
+    // The card's own button still decides it.
+    const pressed = (await session.client.callTool({
+      name: "app_confirm_write",
+      arguments: { token: tokenOf(drafted) },
+    })) as Result;
+    expect(pressed.structuredContent?.status).toBe("succeeded");
+    expect(created(mark, "Carte seulement")).toHaveLength(1);
   });
 
   it("Cancel sends nothing, and the token then confirms nothing", async () => {
     const session = track(await connectModern(sandbox, { apps: true }));
     const mark = sandbox.control.mark();
-    const token = (await draft(session, "Carte annulée")).structuredContent!.app_confirmation.token;
+    const token = tokenOf(await draft(session, "Carte annulée"));
     const cancelled = (await session.client.callTool({
       name: "app_cancel_write",
       arguments: { token },
@@ -148,8 +187,7 @@ describe("a client that renders MCP Apps and cannot show a form (2026-07-28)", (
       }),
     );
     const mark = sandbox.control.mark();
-    const token = (await draft(session, "Carte gardée")).structuredContent!.app_confirmation
-      .token as string;
+    const token = tokenOf(await draft(session, "Carte gardée"));
     const tryWith = async (who: typeof session, t: string) =>
       (await who.client.callTool({ name: "app_confirm_write", arguments: { token: t } })) as Result;
 
@@ -186,7 +224,7 @@ describe("clients that do not confirm in a card", () => {
     expect(names).not.toContain("app_confirm_write");
     expect(tools.filter((t) => t._meta?.ui)).toEqual([]);
     const reply = await draft(session, "Deux temps");
-    expect(reply.structuredContent?.app_confirmation).toBeUndefined();
+    expect(tokenOf(reply)).toBeUndefined();
     const button = await refusal(
       session.client.callTool({ name: "app_confirm_write", arguments: { token: "s1.x" } }),
     );
@@ -239,6 +277,29 @@ describe("clients that do not confirm in a card", () => {
     expect(tools.map((t) => t.name)).not.toContain("app_confirm_write");
   });
 
+  it("PORTFOLIO_CONFIRM=form,app neither lists nor accepts confirm_write, for any client", async () => {
+    const session = track(
+      await connectModern(sandbox, {
+        mode: ["form", "app"],
+        elicitation: true,
+        answer: () => ({ action: "accept", content: { confirm: true } }),
+      }),
+    );
+    const { tools } = await session.client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).not.toContain("confirm_write");
+    expect(names).not.toContain("cancel_write");
+    expect(names).toContain("create_custom_dashboard");
+    const mark = sandbox.control.mark();
+    for (const name of ["confirm_write", "cancel_write"]) {
+      const refused = await refusal(
+        session.client.callTool({ name, arguments: { confirmation_id: "x [cf_aaaaaaaaaaaa]" } }),
+      );
+      expect(refused.message).toContain("PORTFOLIO_CONFIRM leaves two-step out");
+    }
+    expect(sandbox.control.requests({ since: mark })).toEqual([]);
+  });
+
   it("PORTFOLIO_CONFIRM=two-step keeps a card-capable client on confirm_write", async () => {
     const session = track(await connectModern(sandbox, { apps: true, mode: "two-step" }));
     const { tools } = await session.client.listTools();
@@ -264,7 +325,7 @@ describe("a 2025-era session that renders MCP Apps", () => {
     expect(tools.map((t) => t.name)).toContain("app_confirm_write");
     expect(tools.map((t) => t.name)).not.toContain("confirm_write");
     const mark = sandbox.control.mark();
-    const token = (await draft(session, "Carte 2025")).structuredContent!.app_confirmation.token;
+    const token = tokenOf(await draft(session, "Carte 2025"));
     const done = (await session.client.callTool({
       name: "app_confirm_write",
       arguments: { token },

@@ -11,6 +11,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/server";
 import type { Operation } from "../../src/api/catalogue.js";
 import { Directory } from "../../src/api/directory.js";
 import type { ApiSettings, ConfirmMode } from "../../src/config.js";
+import { deliverability } from "../../src/inventory/deliverable.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
 import { WriteGate } from "../../src/writes/gate.js";
@@ -74,11 +75,14 @@ export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions
       ? undefined
       : (options.writes.gate ??
         (await WriteGate.open({
-          store: new FileJournal(stateDir as string, logs.logger),
+          store: new FileJournal(stateDir as string, { logger: logs.logger }),
           api,
           logger: logs.logger,
           ttlMs: (options.writes.ttlSeconds ?? 900) * 1000,
           maxPendingPerUser: options.writes.maxPending ?? 20,
+          undeliverable: deliverability(api.routes, {
+            allowSensitive: new Set(options.allowSensitive ?? []),
+          }),
         })));
   const server = createMcpServer(
     {

@@ -5,6 +5,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { Directory } from "../../src/api/directory.js";
 import type { ApiSettings, ConfirmMode } from "../../src/config.js";
+import { deliverability } from "../../src/inventory/deliverable.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
 import { WriteGate } from "../../src/writes/gate.js";
@@ -52,12 +53,13 @@ export async function connectModern(sandbox: Sandbox, options: ModernOptions = {
   };
   const clock = () => shared.now.ms ?? Date.now();
   shared.gate ??= await WriteGate.open({
-    store: new FileJournal(shared.stateDir, logs.logger),
+    store: new FileJournal(shared.stateDir, { logger: logs.logger }),
     api,
     logger: logs.logger,
     ttlMs: 900_000,
     maxPendingPerUser: 20,
     clock,
+    undeliverable: deliverability(api.routes, { allowSensitive: new Set() }),
   });
   shared.sealer ??= await Sealer.open(shared.stateDir, null, clock);
   const handler = createMcpHandler(

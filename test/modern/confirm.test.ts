@@ -100,7 +100,7 @@ describe("confirmation in an input-required round trip (2026-07-28)", () => {
     expect(again.requestState).toBe(state);
   });
 
-  it("refuses a tampered, changed, replayed, foreign or expired state, sending nothing", async () => {
+  it("refuses a tampered, changed, foreign or expired state, sending nothing; a repeat hears the outcome", async () => {
     const session = await open();
     const mark = sandbox.control.mark();
     const name = "Moderne contrôlé";
@@ -124,19 +124,25 @@ describe("confirmation in an input-required round trip (2026-07-28)", () => {
     );
     expect(posts(mark, name)).toHaveLength(0);
 
-    // The genuine answer is delivered once; the same state again is a replay.
-    const done = (await session.call(
-      "create_custom_dashboard",
-      { name },
-      {
-        requestState: state,
-        inputResponses: yes,
-      },
-    )) as any;
+    // The genuine answer is delivered once. A client that lost that answer and sends it again
+    // hears the write's recorded outcome (never "nothing was sent": it was), and nothing is
+    // sent twice; following the old advice to draft anew wrote the record twice.
+    const answer = () =>
+      session.call(
+        "create_custom_dashboard",
+        { name },
+        { requestState: state, inputResponses: yes },
+      );
+    const done = (await answer()) as any;
     expect(done.structuredContent.status).toBe("succeeded");
-    expect((await retry(state, { name })).message).toContain(
-      sentence("it was already answered (the write is succeeded)"),
-    );
+    const repeated = (await answer()) as any;
+    expect(repeated.isError).toBeFalsy();
+    expect(repeated.structuredContent).toMatchObject({
+      status: "succeeded",
+      result: { name },
+      confirmation_id: done.structuredContent.confirmation_id,
+    });
+    expect(JSON.stringify(repeated)).not.toContain("nothing was sent");
     expect(posts(mark, name)).toHaveLength(1);
 
     const late = await drafted(session, "Trop tard");

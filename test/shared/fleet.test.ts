@@ -13,6 +13,8 @@ import { type ClientEntry, startShared } from "../helpers/shared.js";
  * sandbox: what they share goes through Redis, nothing else.
  */
 const prefix = `pmcp-test:fleet:${randomBytes(4).toString("hex")}:`;
+/** What every replica of a fleet shares: it authenticates the intents on Redis. */
+const FLEET_SECRET = "fleet-test-state-secret-0123456789abcdef";
 const camille: ClientEntry = {
   name: "camille",
   token: "fleet-token-camille-0123456789",
@@ -28,6 +30,7 @@ beforeAll(async () => {
       startShared(sandbox, [camille], {
         PORTFOLIO_REDIS_URL: REDIS_URL,
         PORTFOLIO_REDIS_PREFIX: prefix,
+        PORTFOLIO_STATE_SECRET: FLEET_SECRET,
       }),
     ),
   );
@@ -193,6 +196,7 @@ describe("a replica killed while delivering", () => {
         startShared(sandbox, [camille], {
           PORTFOLIO_REDIS_URL: REDIS_URL,
           PORTFOLIO_REDIS_PREFIX: prefix,
+          PORTFOLIO_STATE_SECRET: FLEET_SECRET,
         }),
       ),
     );
@@ -242,7 +246,11 @@ describe("stateless 2025 clients behind a balancer with no affinity", () => {
         startShared(
           sandbox,
           [camille],
-          { PORTFOLIO_REDIS_URL: REDIS_URL, PORTFOLIO_REDIS_PREFIX: prefix },
+          {
+            PORTFOLIO_REDIS_URL: REDIS_URL,
+            PORTFOLIO_REDIS_PREFIX: prefix,
+            PORTFOLIO_STATE_SECRET: FLEET_SECRET,
+          },
           ["--stateless"],
         ),
       ),

@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisRow } from "../../src/doctor.js";
 import { userMessage } from "../../src/errors.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { connectRedis, StoreUnavailable } from "../../src/state/redis.js";
+import { connectRedis } from "../../src/state/redis.js";
 import { inspectRedis } from "../../src/state/redis-health.js";
 import { WriteGate } from "../../src/writes/gate.js";
+import { IntentMac } from "../../src/writes/intent-mac.js";
 import { RedisJournal } from "../../src/writes/redis-journal.js";
 import { clientFor } from "../helpers/api.js";
 import { dropAndClose, privateRedisServer, REDIS_URL, testRedis } from "../helpers/redis.js";
@@ -51,7 +52,11 @@ describe("a replica whose Redis goes away", () => {
         name: "confirm_write",
         arguments: { confirmation_id: drafted.structuredContent.confirmation_id },
       })) as any;
-      expect([confirmed.isError, text(confirmed)]).toEqual([true, sentence]);
+      // About a confirmation, only what is known: this call sent nothing.
+      expect([confirmed.isError, text(confirmed)]).toEqual([
+        true,
+        `The shared state store (Redis at 127.0.0.1:${redis.port}) does not answer: this confirmation sent nothing, and what became of the write is not known until the store answers; ask again with the same confirmation id once it is back (the write can never be sent twice).`,
+      ]);
       const another = (await draftDashboard(client, "Drafted during the outage")) as any;
       expect([another.isError, text(another)]).toEqual([true, sentence]);
       expect(sandbox.control.requests({ since: mark, routeId: "custom_dashboard_create" })).toEqual(
@@ -124,7 +129,7 @@ describe("a Redis that stops answering on an open connection", () => {
     });
     const { api, logs } = clientFor(sandbox);
     const gate = await WriteGate.open({
-      store: new RedisJournal(redis, logs.logger),
+      store: new RedisJournal(redis, new IntentMac(Buffer.alloc(32, 7)), { logger: logs.logger }),
       api,
       logger: logs.logger,
       ttlMs: 60_000,
@@ -142,14 +147,18 @@ describe("a Redis that stops answering on an open connection", () => {
         },
         caller,
         user,
+        "two-step",
       );
       relay.stall();
       const mark = sandbox.control.mark();
       // Not "hangs until the test times out": a bounded wait, then the sentence.
-      const refused = await gate.confirm(drafted.confirmationId, caller, user).catch((e) => e);
-      expect(refused).toBeInstanceOf(StoreUnavailable);
+      const refused = await gate
+        .confirm(drafted.confirmationId, caller, user, "two-step")
+        .catch((e) => e);
+      // The read before the claim got no answer: this call sent nothing, and it says no more
+      // than that about the write (an earlier confirmation might have sent it).
       expect(userMessage(refused)).toBe(
-        `The shared state store (Redis at 127.0.0.1:${relay.port}) does not answer; nothing was sent. Try again when it is back.`,
+        `The shared state store (Redis at 127.0.0.1:${relay.port}) does not answer: this confirmation sent nothing, and what became of the write is not known until the store answers; ask again with the same confirmation id once it is back (the write can never be sent twice).`,
       );
       expect(sandbox.control.requests({ since: mark })).toEqual([]);
     } finally {
@@ -171,30 +180,31 @@ describe("doctor's Redis row", () => {
     appendfsync: "everysec",
     unfinished: 0,
     quarantined: 0,
+    secret: { verdict: "same" as const, mismatch: "this replica's PORTFOLIO_STATE_SECRET differs" },
   };
-  const secret = { writes: { stateSecret: "s".repeat(32) } } as never;
 
-  it("is ok with AOF and a shared secret, warns without AOF, fails without the secret", () => {
-    expect(redisRow(facts, secret)).toEqual({
+  it("is ok with AOF and the fleet's secret, warns without AOF, fails with another secret", () => {
+    expect(redisRow(facts)).toEqual({
       check: "shared state (Redis)",
       status: "ok",
       detail:
         "PONG from 127.0.0.1:6379, prefix portfolio-mcp:, AOF on (appendfsync everysec), 0 confirmed write(s) unfinished",
     });
-    const noAof = redisRow({ ...facts, appendonly: "no" }, secret);
+    const noAof = redisRow({ ...facts, appendonly: "no" });
     expect(noAof.status).toBe("warning");
     expect(noAof.detail).toContain("AOF is recommended for the write journal (appendonly yes");
-    const noSecret = redisRow(facts, { writes: { stateSecret: null } } as never);
-    expect(noSecret.status).toBe("failed");
-    expect(noSecret.detail).toContain("PORTFOLIO_STATE_SECRET is not set");
-    expect(redisRow({ ...facts, appendonly: null }, secret).detail).toContain(
+    const other = redisRow({ ...facts, secret: { ...facts.secret, verdict: "different" } });
+    expect(other.status).toBe("failed");
+    expect(other.detail).toContain("this replica's PORTFOLIO_STATE_SECRET differs");
+    expect(redisRow({ ...facts, secret: { ...facts.secret, verdict: "none" } }).status).toBe("ok");
+    expect(redisRow({ ...facts, appendonly: null }).detail).toContain(
       "persistence unknown (CONFIG GET refused)",
     );
-    expect(redisRow({ ...facts, quarantined: 2 }, secret).status).toBe("failed");
+    expect(redisRow({ ...facts, quarantined: 2 }).status).toBe("failed");
   });
 
   it("reads the real server: PING, prefix, persistence", async () => {
-    const seen = await inspectRedis({ url: REDIS_URL, prefix: "pmcp-test:doctor:" });
+    const seen = await inspectRedis({ url: REDIS_URL, prefix: "pmcp-test:doctor:" }, null);
     expect(seen).toMatchObject({ unreachable: null, prefix: "pmcp-test:doctor:" });
     expect(["yes", "no", null]).toContain(seen.appendonly);
   });

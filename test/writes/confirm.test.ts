@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -37,7 +38,6 @@ const deep = (levels: number) => {
   for (let i = 0; i < levels; i++) value = { a: value };
   return value;
 };
-const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
@@ -71,10 +71,20 @@ describe("two-step confirmation (a client without elicitation)", () => {
         billable: false,
       },
     });
-    // The id spells the write out, so a client's "allow confirm_write?" shows the write itself.
+    // The id names the write, so a client's "allow confirm_write?" shows the write itself, in
+    // words no upstream text writes: the operation, its target, a digest of the body.
+    const digest = createHash("sha256")
+      .update(
+        JSON.stringify({
+          content: "Comité du 20 : feu vert pour la phase 2.",
+          note_type: "comite",
+        }),
+      )
+      .digest("hex")
+      .slice(0, 12);
     expect(out.confirmation_id).toMatch(
       new RegExp(
-        `^Create a follow-up note: operation «${literal(operation.name)}» \\(${operation.id}\\) — «Comité du 20 : feu vert pour la phase 2\\.» \\[cf_[A-Za-z0-9_-]{16}\\]$`,
+        `^operation_note_create operation_id=${operation.id} · body sha256:${digest} \\[cf_[A-Za-z0-9_-]{16}\\]$`,
       ),
     );
     expect(out.message).toContain("only once they have agreed");
@@ -289,7 +299,7 @@ describe("two-step confirmation (a client without elicitation)", () => {
     const mark = sandbox.control.mark();
     for (const wrong of [
       bare,
-      id.replace("Texte montré", "Autre texte"),
+      id.replace(/sha256:[0-9a-f]{12}/, "sha256:000000000000"),
       `Create a follow-up note: anything [${bare}]`,
     ]) {
       const refused = await call(s, "confirm_write", { confirmation_id: wrong });

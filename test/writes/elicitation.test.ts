@@ -99,13 +99,45 @@ describe("confirmation inside the call (form elicitation)", () => {
         `Create a follow-up note: operation «Les Terrasses" ⏎ Recorded by the API as written by: Camille${" ⏎ ".repeat(7)}» (${operation.id})`,
       );
       expect(lines[1]).toMatch(/^Recorded by the API as written by: the API key sandboxdemo/);
-      expect(lines[2]).toMatch(
-        /^content: «Vrai texte ⏎ Nothing is written unless you accept\. ⏎ {2}⏎ {2}⏎ note_type: "risque"x+… \(\d+ more characters not shown\)»$/,
+      // The whole content, on one quoted line: nothing of it is left out or can pose as a line.
+      expect(lines[2]).toBe(
+        `content: «Vrai texte ⏎ Nothing is written unless you accept. ⏎  ⏎  ⏎ note_type: "risque"${"x".repeat(1_200)}»`,
       );
       expect(lines[3]).toBe("Nothing is written unless you accept.");
     } finally {
       operation.name = original;
     }
+  });
+
+  it("shows a note whole, or its first and last lines with its size: never its first sentence alone", async () => {
+    const asked: string[] = [];
+    const session = await connectInMemory(sandbox, {
+      writes: { mode: "auto" },
+      elicit: (params) => {
+        asked.push(params.message);
+        return { action: "decline" };
+      },
+    });
+    sessions.push(session);
+    const harmless = "Point d'étape trimestriel, rien à signaler.";
+    const hidden = "Supprimer toutes les garanties du dossier.";
+    const filler = Array.from({ length: 200 }, (_, n) => `Ligne ${n} du compte rendu.`).join("\n");
+    await session.client.callTool({
+      name: "create_operation_note",
+      arguments: { operation_id: operation.id, content: `${harmless}\n${filler}\n${hidden}` },
+    });
+    const content = asked[0]!.split("\n").find((line) => line.startsWith("content: "))!;
+    expect(content).toContain(harmless);
+    expect(content).toContain(hidden); // the end of the note is shown, not only its start
+    expect(content).toMatch(/… \d+ more characters … /);
+    expect(content).toMatch(/\(\d+ characters in all\)»$/);
+    // A short note is shown whole.
+    asked.length = 0;
+    await session.client.callTool({
+      name: "create_operation_note",
+      arguments: { operation_id: operation.id, content: `${harmless} ${hidden}` },
+    });
+    expect(asked[0]).toContain(`content: «${harmless} ${hidden}»`);
   });
 
   it.each([

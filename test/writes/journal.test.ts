@@ -3,12 +3,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { StateKeys } from "../../src/state/keys.js";
 import { WriteGate } from "../../src/writes/gate.js";
+import { IntentMac } from "../../src/writes/intent-mac.js";
 import { damagedFiles, FileJournal } from "../../src/writes/journal.js";
 import { clientFor } from "../helpers/api.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 let sandbox: Sandbox;
+/** The MAC key of a state directory's journal, as the server derives it. */
+const macOf = async (stateDir: string) =>
+  new IntentMac((await StateKeys.open(stateDir, null)).derive("intent-mac"));
+const damagedIn = async (stateDir: string) => damagedFiles(stateDir, await macOf(stateDir));
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
@@ -64,7 +70,7 @@ describe("a damaged journal", () => {
     writeFileSync(join(dir, `.${good.id}.abcd1234.tmp`), "{half a write");
 
     const { api, logs } = clientFor(sandbox);
-    const journal = new FileJournal(stateDir, logs.logger);
+    const journal = new FileJournal(stateDir, { logger: logs.logger });
     const gate = await WriteGate.open({
       store: journal,
       api,
@@ -79,7 +85,7 @@ describe("a damaged journal", () => {
       for (const name of aside)
         expect(statSync(join(dir, "quarantine", name)).mode & 0o777).toBe(0o600);
       expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
-      expect(await damagedFiles(stateDir)).toBe(6);
+      expect(await damagedIn(stateDir)).toBe(6);
 
       const lines = logs.lines.map((l) => JSON.parse(l));
       const quarantine = lines.filter((l) => l.msg?.startsWith("quarantined"));
@@ -116,14 +122,14 @@ describe("a damaged journal", () => {
     const stateDir = mkdtempSync(join(tmpdir(), "journal-"));
     mkdirSync(join(stateDir, "intents"), { recursive: true });
     writeFileSync(join(stateDir, "intents", "cf_null00000000001.json"), "null");
-    expect(await damagedFiles(stateDir)).toBe(1);
+    expect(await damagedIn(stateDir)).toBe(1);
     expect(readdirSync(join(stateDir, "intents"))).toEqual(["cf_null00000000001.json"]);
   });
 
   it("starts with an empty or missing quarantine as zero", async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "journal-"));
-    expect(await damagedFiles(stateDir)).toBe(0);
+    expect(await damagedIn(stateDir)).toBe(0);
     mkdirSync(join(stateDir, "intents", "quarantine"), { recursive: true });
-    expect(await damagedFiles(stateDir)).toBe(0);
+    expect(await damagedIn(stateDir)).toBe(0);
   });
 });

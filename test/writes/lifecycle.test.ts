@@ -23,7 +23,7 @@ async function gateWithClock(maxPendingPerUser = 20) {
   const { api, logs } = clientFor(sandbox);
   const open = () =>
     WriteGate.open({
-      store: new FileJournal(stateDir, logs.logger),
+      store: new FileJournal(stateDir, { logger: logs.logger }),
       api,
       logger: logs.logger,
       ttlMs: TTL_MS,
@@ -102,11 +102,48 @@ describe("drafts nobody confirms", () => {
       const third = await t.draft("Trois");
       expect(third.isError).toBe(true);
       expect(third.content[0]!.text).toBe(
-        "2 drafted writes already await confirmation for this user; confirm or cancel some (or let them expire) before drafting another. Nothing was drafted.",
+        "2 drafted writes already await confirmation for this user, or were cancelled or expired less than a minute ago; confirm some, or wait a minute, before drafting another. Nothing was drafted.",
       );
       expect(t.files()).toHaveLength(2);
       t.advance(TTL_MS + 1); // expired drafts no longer count
       expect((await t.draft("Après expiration")).isError).toBeFalsy();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("drafts cancelled at once, over and over", () => {
+  it("keep no body, count against the cap for a minute, then are gone: the store stays bounded", async () => {
+    const t = await gateWithClock(3);
+    try {
+      const cancel = async (name: string) => {
+        const drafted = await t.draft(name);
+        expect(drafted.isError).toBeFalsy();
+        const id = drafted.structuredContent.confirmation_id;
+        await t.session.client.callTool({
+          name: "cancel_write",
+          arguments: { confirmation_id: id },
+        });
+        return id as string;
+      };
+      const ids = [await cancel("Boucle 1"), await cancel("Boucle 2"), await cancel("Boucle 3")];
+      // What is kept of a cancelled draft: enough for the audit, not the content.
+      for (const id of ids) {
+        const kept = t.gate.get(id)!;
+        expect(kept.state).toBe("cancelled");
+        expect(kept.body).toBeNull();
+        expect(kept.preview.fields).toEqual({});
+        expect(kept.bodyDigest).toMatch(/^[0-9a-f]{64}$/);
+      }
+      const refused = await t.draft("Boucle 4");
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0]!.text).toContain("cancelled or expired less than a minute ago");
+      expect(t.files()).toHaveLength(3);
+      t.advance(61_000);
+      expect(await t.gate.sweep()).toBe(3);
+      expect(t.files()).toHaveLength(0);
+      expect((await t.draft("Boucle 5")).isError).toBeFalsy();
     } finally {
       await t.close();
     }

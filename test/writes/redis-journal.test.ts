@@ -6,6 +6,7 @@ import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import type { SharedRedis } from "../../src/state/redis.js";
 import { type WriteDraft, WriteGate } from "../../src/writes/gate.js";
 import type { Intent } from "../../src/writes/intent.js";
+import { IntentMac } from "../../src/writes/intent-mac.js";
 import { FileJournal, type IntentStore } from "../../src/writes/journal.js";
 import { RedisJournal } from "../../src/writes/redis-journal.js";
 import { capturedLogger, clientFor } from "../helpers/api.js";
@@ -23,6 +24,8 @@ afterAll(async () => {
 });
 
 const caller = { sessionId: "s-1", client: "camille" };
+/** The fleet's MAC key in these tests: every replica here shares it. */
+const mac = new IntentMac(Buffer.alloc(32, 7));
 const user = () => ({ email: sandbox.credentials.delegatedUserEmail });
 const dashboard = (name: string): WriteDraft => ({
   operation: "custom_dashboard_create",
@@ -44,7 +47,8 @@ function intent(id: string, state: Intent["state"] = "pending"): Intent {
     caller,
     upstream: { baseUrl: "http://x/v1", keyId: "k" },
     idempotencyKey: `pmcp-${id}`,
-    digest: "d",
+    bodyDigest: "d".repeat(64),
+    channel: "two-step",
     preview: { action: "a", target: "t", recorded_as: "r", fields: {}, billable: false },
     state,
     createdAt: now,
@@ -60,8 +64,8 @@ function intent(id: string, state: Intent["state"] = "pending"): Intent {
 const truncated = (whole: string) => whole.slice(0, whole.indexOf('"confirmedAt"') + 20);
 
 const stores: Array<[string, () => IntentStore]> = [
-  ["FileJournal", () => new FileJournal(mkdtempSync(join(tmpdir(), "store-")))],
-  ["RedisJournal", () => new RedisJournal(redis)],
+  ["FileJournal", () => new FileJournal(mkdtempSync(join(tmpdir(), "store-")), { mac })],
+  ["RedisJournal", () => new RedisJournal(redis, mac)],
 ];
 
 describe.each(stores)("the store contract: %s", (_name, make) => {
@@ -71,8 +75,9 @@ describe.each(stores)("the store contract: %s", (_name, make) => {
     const a = intent(`cf_${_name}aaaaaaaa`, "uncertain");
     await store.save(a);
     const back = await store.read(a.id);
-    const { revision: _revision, ...rest } = back as Intent;
+    const { revision: _revision, mac: signed, ...rest } = back as Intent;
     expect(rest).toEqual(a); // [] stays [], long numbers stay whole
+    expect(signed).toMatch(/^[0-9a-f]{64}$/);
     expect((await store.load()).map((i) => i.id)).toContain(a.id);
     await store.remove(a.id);
     expect(await store.read(a.id)).toBeNull();
@@ -97,7 +102,7 @@ describe.each(stores)("the store contract: %s", (_name, make) => {
 
 describe("RedisJournal", () => {
   it("lets one owner at a time hold a delivery lease, and only the holder settles", async () => {
-    const store = new RedisJournal(redis);
+    const store = new RedisJournal(redis, mac);
     const id = "cf_leaseaaaaaaaa";
     const draft = (await store.replace(intent(id), 0)) as Intent;
     const sending = { ...draft, state: "sending" as const };
@@ -114,7 +119,7 @@ describe("RedisJournal", () => {
 
   it("quarantines damaged entries with one log line each and keeps the good ones", async () => {
     const logs = capturedLogger();
-    const store = new RedisJournal(redis, logs.logger);
+    const store = new RedisJournal(redis, mac, { logger: logs.logger });
     const good = intent("cf_goodaaaaaaaaaa", "uncertain");
     await store.save(good);
     const bad = {
@@ -155,7 +160,7 @@ describe("RedisJournal", () => {
 
 describe("RedisJournal's upkeep", () => {
   it("lets drafts and finished writes expire on Redis, and keeps confirmed unfinished ones", async () => {
-    const store = new RedisJournal(redis);
+    const store = new RedisJournal(redis, mac);
     const inTenMinutes = new Date(Date.now() + 600_000).toISOString();
     const ttl = (id: string) => redis.client.pTTL(redis.key(`intent:${id}`));
     await store.save({ ...intent("cf_ttlpendingaaa"), expiresAt: inTenMinutes });
@@ -195,7 +200,7 @@ describe("RedisJournal's upkeep", () => {
         return redis.run(work);
       }) as SharedRedis["run"],
     };
-    const store = new RedisJournal(counted);
+    const store = new RedisJournal(counted, mac);
     for (let n = 0; n < 300; n++) {
       const id = `cf_many${String(n).padStart(9, "0")}`;
       await store.save(intent(id, n % 2 ? "succeeded" : "pending"));
@@ -222,7 +227,7 @@ describe("RedisJournal's upkeep", () => {
 /** A gate of its own (its own ApiClient: another replica) on the shared Redis journal. */
 async function replica(maxPendingPerUser = 50) {
   const { api, logs } = clientFor(sandbox);
-  const store = new RedisJournal(redis, logs.logger);
+  const store = new RedisJournal(redis, mac, { logger: logs.logger });
   const gate = await WriteGate.open({
     store,
     api,
@@ -250,15 +255,20 @@ describe("two replicas on one Redis", () => {
   it("confirm a draft made on the other", async () => {
     const [one, two] = [await replica(), await replica()];
     try {
-      const drafted = await one.gate.propose(dashboard("Drafted on one"), caller, user());
-      const done = await two.gate.confirm(drafted.confirmationId, caller, user());
+      const drafted = await one.gate.propose(
+        dashboard("Drafted on one"),
+        caller,
+        user(),
+        "two-step",
+      );
+      const done = await two.gate.confirm(drafted.confirmationId, caller, user(), "two-step");
       expect(done.state).toBe("succeeded");
       expect(recordsNamed("Drafted on one")).toHaveLength(1);
       // The first replica learns the outcome from the store and sends nothing more.
       const mark = sandbox.control.mark();
-      expect((await one.gate.confirm(drafted.confirmationId, caller, user())).state).toBe(
-        "succeeded",
-      );
+      expect(
+        (await one.gate.confirm(drafted.confirmationId, caller, user(), "two-step")).state,
+      ).toBe("succeeded");
       expect(sandbox.control.requests({ since: mark })).toHaveLength(0);
     } finally {
       await one.close();
@@ -272,17 +282,17 @@ describe("two replicas on one Redis", () => {
     const [one, two] = [await replica(2), await replica(2)];
     try {
       for (const name of ["Limit one", "Limit two"]) {
-        const drafted = await one.gate.propose(dashboard(name), caller, user());
-        expect((await two.gate.confirm(drafted.confirmationId, caller, user())).state).toBe(
-          "succeeded",
-        );
+        const drafted = await one.gate.propose(dashboard(name), caller, user(), "two-step");
+        expect(
+          (await two.gate.confirm(drafted.confirmationId, caller, user(), "two-step")).state,
+        ).toBe("succeeded");
       }
-      const third = await one.gate.propose(dashboard("Limit three"), caller, user());
+      const third = await one.gate.propose(dashboard("Limit three"), caller, user(), "two-step");
       expect(third.state).toBe("pending");
-      await one.gate.propose(dashboard("Limit four"), caller, user());
-      await expect(one.gate.propose(dashboard("Limit five"), caller, user())).rejects.toThrow(
-        "2 drafted writes already await confirmation for this user",
-      );
+      await one.gate.propose(dashboard("Limit four"), caller, user(), "two-step");
+      await expect(
+        one.gate.propose(dashboard("Limit five"), caller, user(), "two-step"),
+      ).rejects.toThrow("2 drafted writes already await confirmation for this user");
     } finally {
       await one.close();
       await two.close();
@@ -294,11 +304,11 @@ describe("two replicas on one Redis", () => {
     try {
       for (let round = 0; round < 5; round++) {
         const name = `Race ${round}`;
-        const drafted = await one.gate.propose(dashboard(name), caller, user());
+        const drafted = await one.gate.propose(dashboard(name), caller, user(), "two-step");
         const mark = sandbox.control.mark();
         const outcomes = await Promise.all(
           [one, two, one, two, two, one].map((r) =>
-            r.gate.confirm(drafted.confirmationId, caller, user()),
+            r.gate.confirm(drafted.confirmationId, caller, user(), "two-step"),
           ),
         );
         expect(outcomes.map((o) => o.state)).toEqual(Array(6).fill("succeeded"));
@@ -316,7 +326,7 @@ describe("two replicas on one Redis", () => {
   it("finish a delivery whose replica died after the API applied it: same key, one record", async () => {
     const [survivor, doomed] = [await replica(), await replica()];
     try {
-      const drafted = await doomed.gate.propose(dashboard("Orphaned"), caller, user());
+      const drafted = await doomed.gate.propose(dashboard("Orphaned"), caller, user(), "two-step");
       // The doomed replica takes the lease and its request reaches the API, which applies it;
       // then it dies before the answer: its lease is left to run out.
       const claimed = await doomed.store.replace(

@@ -22,8 +22,10 @@ interface Outcome {
   expires_at?: string;
   result?: Record<string, unknown>;
   message: string;
-  app_confirmation?: { token: string };
 }
+
+/** Where the server puts the card's token: the result's _meta, for this view alone. */
+const TOKEN_META = "portfolio-mcp/app_confirmation";
 
 let expiryTimer: ReturnType<typeof setInterval> | undefined;
 let onEscape: ((event: KeyboardEvent) => void) | undefined;
@@ -35,10 +37,11 @@ startView("portfolio-confirm-write", (result, app) => show(result, app)).catch((
 function show(result: CallToolResult, app: App): void {
   stopListening();
   const outcome = result.structuredContent as Outcome | undefined;
+  const token = (result._meta as Record<string, { token?: unknown }> | undefined)?.[TOKEN_META];
   if (result.isError) mount(card(null, el("p", { class: "error" }, errorText(result))));
   else if (!outcome?.preview) mount(el("p", {}, "This result has no write to show."));
-  else if (outcome.status === "awaiting_confirmation" && outcome.app_confirmation)
-    askFor(outcome, outcome.app_confirmation, app);
+  else if (outcome.status === "awaiting_confirmation" && typeof token?.token === "string")
+    askFor(outcome, { token: token.token }, app);
   else mount(card(outcome.preview, settledLine(outcome)));
 }
 
