@@ -56,7 +56,7 @@ async function operationLabel(ctx: ToolContext, id: unknown): Promise<string | n
   if (typeof id !== "string" || id === "") return null;
   try {
     const operation = record(await lookUp(ctx, "operation_get", { path: { operation_id: id } }));
-    if (typeof operation.name === "string") return `operation ${quote(operation.name, 200)}`;
+    if (typeof operation.name === "string") return `operation ${quote(operation.name)}`;
   } catch (error) {
     if (ctx.signal.aborted) throw error;
     // A key that may act on alerts without reading operations still gets a faithful preview.
@@ -129,9 +129,7 @@ export const alerts: Domain = {
         const move = MOVES[args.action];
         const alert = record(await lookUp(ctx, "alert_get", { path: { alert_id: args.alert_id } }));
         const title =
-          typeof alert.title === "string"
-            ? quote(alert.title, 200)
-            : `«${args.alert_id.toLowerCase()}»`;
+          typeof alert.title === "string" ? quote(alert.title) : `«${args.alert_id.toLowerCase()}»`;
         const status = alert.status;
         // The lifecycle the export's sandbox documents (README, Alerts): refused here, so that
         // no one approves a move the API must refuse.

@@ -72,7 +72,7 @@ export const me: Domain = {
           body,
           preview: {
             action: "Create a custom dashboard",
-            target: `dashboard ${quote(args.name, 200)}`,
+            target: `dashboard ${quote(args.name)}`,
             fields: body,
             billable: false,
           },
@@ -98,7 +98,7 @@ export const me: Domain = {
           body,
           preview: {
             action: "Create a saved view",
-            target: `${args.type} view ${quote(normaliseViewName(args.name), 200)}`,
+            target: `${args.type} view ${quote(normaliseViewName(args.name))}`,
             fields: body,
             billable: false,
           },
@@ -146,7 +146,7 @@ export const me: Domain = {
           body,
           preview: {
             action: "Update a saved view",
-            target: `view ${quote(String(current.name), 200)} (${args.view_id})`,
+            target: `view ${quote(String(current.name))} (${args.view_id})`,
             fields: body,
             billable: false,
           },

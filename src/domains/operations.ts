@@ -169,7 +169,7 @@ export const operations: Domain = {
           excerpt: args.content ?? args.text ?? undefined,
           preview: {
             action: "Create a follow-up note",
-            target: `operation ${quote(name, 200)} (${args.operation_id})`,
+            target: `operation ${quote(name)} (${args.operation_id})`,
             fields: body,
             billable: false,
           },

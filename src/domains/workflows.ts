@@ -78,7 +78,7 @@ export const workflows: Domain = {
           body: Object.keys(body).length > 0 ? body : undefined,
           preview: {
             action: "Create a workflow",
-            target: `from recommendation ${quote(String(rec.title ?? rec.id), 200)} (${args.recommendation_id})`,
+            target: `from recommendation ${quote(String(rec.title ?? rec.id))} (${args.recommendation_id})`,
             fields: body,
             billable: false,
           },

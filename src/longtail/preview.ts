@@ -52,7 +52,7 @@ async function targetOf(
       const name = nameOf(record(result.data));
       if (name) {
         const others = ids.filter((id) => !wanted.some((w) => id.startsWith(`${w} `)));
-        return [`${read.family} ${quote(name, 200)}`, ...others].join(", ");
+        return [`${read.family} ${quote(name)}`, ...others].join(", ");
       }
     } catch {
       // Refused or gone: the ids say what the write targets; the API decides.
@@ -60,7 +60,7 @@ async function targetOf(
   }
   if (ids.length > 0) return ids.join(", ");
   const created = nameOf(body);
-  return created ? `a new record in ${op.family}: ${quote(created, 200)}` : `${op.family}`;
+  return created ? `a new record in ${op.family}: ${quote(created)}` : `${op.family}`;
 }
 
 function subjectRead(op: Operation, ctx: ToolContext): Operation | null {

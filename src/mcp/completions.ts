@@ -3,6 +3,7 @@ import type { Directory } from "../api/directory.js";
 import type { Selection } from "../inventory/index.js";
 import type { Completer } from "../inventory/types.js";
 import type { Logger } from "../log.js";
+import { neutralise } from "../neutralise.js";
 
 const NONE = { completion: { values: [], hasMore: false } };
 
@@ -32,7 +33,7 @@ export function installCompletions(
     }
     if (!complete) return NONE;
     try {
-      const values = await complete(directory, argument.value);
+      const values = (await complete(directory, argument.value)).map((v) => neutralise(v));
       return { completion: { values, total: values.length, hasMore: false } };
     } catch (error) {
       logger.warn({ err: error, argument: argument.name }, "completion failed");

@@ -14,6 +14,7 @@ import { rendersApps } from "../apps/catalog.js";
 import { type ConfirmMode, confirmWays } from "../config.js";
 import { UserFacingError } from "../errors.js";
 import type { DraftTool, ToolContext } from "../inventory/types.js";
+import { neutraliseDeep } from "../neutralise.js";
 import { settled } from "../toolkit/refusals.js";
 import { CARD_TOKEN_META, cardToken } from "../writes/card.js";
 import { describeUser, type WriteGate } from "../writes/gate.js";
@@ -317,11 +318,15 @@ async function cancelled(
   };
 }
 
-/** The outcome as a result; `meta` (the card's token) is for the view, never the model. */
+/**
+ * The outcome as a result, neutralised like every result (a delivered write's record is the
+ * API's data); `meta` (the card's token) is for the view, never the model.
+ */
 function outcome(structured: Outcome, meta?: Record<string, unknown>): CallToolResult {
+  const told = neutraliseDeep(structured);
   return {
-    content: [{ type: "text", text: JSON.stringify(structured) }],
-    structuredContent: structured as unknown as Record<string, unknown>,
+    content: [{ type: "text", text: JSON.stringify(told) }],
+    structuredContent: told as unknown as Record<string, unknown>,
     ...(meta ? { _meta: meta } : {}),
   };
 }

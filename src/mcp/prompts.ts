@@ -6,6 +6,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Selection } from "../inventory/index.js";
 import type { ToolContext } from "../inventory/types.js";
+import { neutraliseDeep } from "../neutralise.js";
 import { familyIcons } from "./icons.js";
 
 /** Serves the prompts offered to this caller. */
@@ -44,6 +45,7 @@ export function installPrompts(
         );
       }
     }
-    return prompt.render(args, contextFor(ctx));
+    // Prompts quote data written by others: nothing in it may hide from the model.
+    return neutraliseDeep(await prompt.render(args, contextFor(ctx)));
   });
 }

@@ -15,6 +15,7 @@ import { ApiError } from "../http/errors.js";
 import type { Selection } from "../inventory/index.js";
 import type { ResourceDefinition, ToolContext } from "../inventory/types.js";
 import type { Logger } from "../log.js";
+import { neutraliseDeep } from "../neutralise.js";
 import { logFailure } from "./failures.js";
 import { familyIcons } from "./icons.js";
 import { type CompiledTemplate, compileTemplate } from "./uri-template.js";
@@ -135,7 +136,8 @@ export function installResources(
       const content = resource.read
         ? await resource.read(context)
         : { text: JSON.stringify((await tool.run(parsed.data, context)).structured) };
-      return { contents: [{ uri, mimeType: resource.mimeType, ...content }] };
+      // Data written by others: nothing in it may hide from whoever reads it.
+      return { contents: [{ uri, mimeType: resource.mimeType, ...neutraliseDeep(content) }] };
     } catch (error) {
       logFailure(logger, error, { resource: resource.name });
       if (error instanceof ApiError && error.code === "not_found")
@@ -170,12 +172,14 @@ async function firstOperations(ctx: ToolContext, logger: Logger): Promise<Resour
     );
     return (asListPage(data).items as Array<{ id?: unknown; name?: unknown; status?: unknown }>)
       .filter((o) => typeof o.id === "string")
-      .map((o) => ({
-        uri: `portfolio://operations/${o.id as string}`,
-        name: typeof o.name === "string" ? o.name : (o.id as string),
-        description: `Operation (${typeof o.status === "string" ? o.status : "unknown status"})`,
-        mimeType: "application/json",
-      }));
+      .map((o) =>
+        neutraliseDeep({
+          uri: `portfolio://operations/${encodeURIComponent(o.id as string)}`,
+          name: typeof o.name === "string" ? o.name : (o.id as string),
+          description: `Operation (${typeof o.status === "string" ? o.status : "unknown status"})`,
+          mimeType: "application/json",
+        }),
+      );
   } catch (error) {
     logFailure(logger, error, { resource: "operations (listing)" });
     return []; // the fixed resources are still worth listing

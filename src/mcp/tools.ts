@@ -14,6 +14,7 @@ import { type Selection, whyNotOffered } from "../inventory/index.js";
 import type { ToolContext, ToolDefinition } from "../inventory/types.js";
 import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
+import { neutralise, neutraliseDeep } from "../neutralise.js";
 import {
   type ConfirmationDeps,
   cardsAllowed,
@@ -201,13 +202,25 @@ export function installTools(
   );
 }
 
+/**
+ * A tool's output as a result. Everything in it may hold data written by others (the API's
+ * names, notes, titles): it goes through the one neutralising function, so that nothing in it
+ * can hide from the model or from whoever the host shows it to.
+ */
 export function toResult(
   output: Awaited<ReturnType<Extract<ToolDefinition, { kind: "run" }>["run"]>>,
 ): CallToolResult {
-  const text = output.text ?? JSON.stringify(output.structured);
+  const structured = neutraliseDeep(output.structured) as Record<string, unknown>;
+  const text =
+    output.text === undefined
+      ? JSON.stringify(structured)
+      : neutralise(output.text, { lines: true });
   return {
-    content: [...((output.blocks ?? []) as CallToolResult["content"]), { type: "text", text }],
-    structuredContent: output.structured as Record<string, unknown>,
+    content: [
+      ...(neutraliseDeep(output.blocks ?? []) as CallToolResult["content"]),
+      { type: "text", text },
+    ],
+    structuredContent: structured,
   };
 }
 
@@ -218,6 +231,7 @@ function withSuggestion(error: FieldError, known: readonly string[]): FieldError
   return near ? { ...error, message: `${error.message}; did you mean ${near}?` } : error;
 }
 
+/** One sentence; it may quote the API's own words, neutralised like everything it sends. */
 export function errorResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text }], isError: true };
+  return { content: [{ type: "text", text: neutralise(text) }], isError: true };
 }

@@ -9,7 +9,7 @@ import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
 import { StoreUnavailable } from "../state/redis.js";
 import { confirmationIdOf, idOf } from "./confirmation-id.js";
-import { capped, flatten, neutralise } from "./display.js";
+import { capped, flatten, neutralise, SHOWN_VALUE_MAX } from "./display.js";
 import {
   type Caller,
   type Channel,
@@ -206,7 +206,9 @@ export class WriteGate {
       this.intents.delete(id);
       throw new GateRefusal(
         "damaged",
-        `The stored write ${id} is damaged (${error.problem}): it was set aside for a person to check and will not be sent; this call sent nothing. Draft the write again if it is still wanted.`,
+        error.setAside
+          ? `The stored write ${id} is damaged (${error.problem}): it was set aside for a person to check and will not be sent; this call sent nothing. Draft the write again if it is still wanted.`
+          : `This server cannot verify the stored write ${id}: ${error.problem}; this call sent nothing.`,
       );
     }
   }
@@ -822,9 +824,10 @@ function displayed(preview: Preview): Preview {
   return {
     ...preview,
     // Tools quote the untrusted parts of these (quote()); here they are kept to one line.
-    action: capped(flatten(preview.action), 200),
-    target: capped(flatten(preview.target), 400),
-    recorded_as: capped(flatten(preview.recorded_as), 300),
+    // Whole, as long as a person can read them (a name is shown whole, however long).
+    action: capped(flatten(preview.action), SHOWN_VALUE_MAX),
+    target: capped(flatten(preview.target), SHOWN_VALUE_MAX),
+    recorded_as: capped(flatten(preview.recorded_as), SHOWN_VALUE_MAX),
     fields: Object.fromEntries(
       Object.entries(preview.fields).map(([name, value]) => [
         neutralise(name, 64),

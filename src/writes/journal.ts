@@ -31,10 +31,15 @@ export class DamagedIntent extends Error {
   constructor(
     readonly id: string,
     readonly problem: string,
+    /** false: left where it is (this replica cannot judge it: its secret is not the fleet's). */
+    readonly setAside = true,
   ) {
     super(`the stored write ${id} is damaged (${problem})`);
   }
 }
+
+/** What a look at a quarantined intent says of it. */
+export const SET_ASIDE = "it was set aside in quarantine when it failed its checks";
 
 /** Told of each intent a store moves to quarantine (a metric, an audit record). */
 export type OnQuarantine = (where: "file" | "redis", problem: string) => void;
@@ -89,7 +94,8 @@ const storedIntent = z.looseObject({
   caller: z.looseObject({ sessionId: z.string(), client: z.string().nullable() }),
   upstream: z.looseObject({ baseUrl: z.string(), keyId: z.string() }),
   idempotencyKey: z.string().min(1),
-  mac: z.string().regex(/^[0-9a-f]{64}$/),
+  // Checked by the MAC itself (a record without one fails like one with a wrong one).
+  mac: z.string().optional(),
   channel: z.enum(["form", "input-required", "card", "two-step"]),
   preview: z.looseObject({ action: z.string(), target: z.string() }),
   state: z.enum(["pending", "sending", "succeeded", "failed", "uncertain", "cancelled", "expired"]),
@@ -166,7 +172,12 @@ export class FileJournal implements IntentStore {
     if (!ID_PATTERN.test(id)) return null;
     const name = `${id}.json`;
     const text = await readFile(join(this.dir, name), "utf8").catch(() => null);
-    if (text === null) return null;
+    if (text === null) {
+      // Set aside earlier (at a start, or by another look): damaged, not unknown.
+      const aside = await readdir(join(this.dir, QUARANTINE_DIR)).catch(() => []);
+      if (aside.some((n) => n.startsWith(`${id}.`))) throw new DamagedIntent(id, SET_ASIDE);
+      return null;
+    }
     const intent = trust(text, name, await this.mac);
     if (typeof intent !== "string") return intent;
     await this.quarantine(name, intent, text);

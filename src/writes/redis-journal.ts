@@ -10,6 +10,7 @@ import {
   type IntentStore,
   type OnQuarantine,
   recoverable,
+  SET_ASIDE,
   trust,
   UNSENT_DRAFT_GRACE_MS,
 } from "./journal.js";
@@ -108,6 +109,17 @@ redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'rev', rev)
 keep(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], 0)
 return rev`;
 
+/**
+ * KEYS: intent, lease, open, quarantine. ARGV: doc, id, field. Moves the entry aside only if it
+ * still holds the document found damaged: when replicas find it at once, one moves it.
+ */
+const QUARANTINE = `
+if redis.call('HGET', KEYS[1], 'doc') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[1])
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
+return 1`;
+
 /** KEYS: open. ARGV: batch. Ids whose delivery lease has run out, on Redis's clock. */
 const LAPSED = `
 local t = redis.call('TIME')
@@ -163,11 +175,15 @@ export class RedisJournal implements IntentStore {
   async read(id: string): Promise<Intent | null> {
     if (!ID_PATTERN.test(id)) return null;
     const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)));
-    if (stored.doc === undefined) return null;
+    if (stored.doc === undefined) {
+      // Set aside earlier (by this replica or another): damaged, not unknown.
+      if (await this.inQuarantine(id)) throw new DamagedIntent(id, SET_ASIDE);
+      return null;
+    }
     const intent = this.trusted(id, stored);
     if (typeof intent !== "string") return intent;
-    await this.quarantine(id, intent, stored.doc);
-    throw new DamagedIntent(id, intent);
+    const otherSecret = await this.quarantine(id, intent, stored.doc);
+    throw otherSecret ? new DamagedIntent(id, otherSecret, false) : new DamagedIntent(id, intent);
   }
 
   async save(intent: Intent): Promise<void> {
@@ -243,6 +259,12 @@ export class RedisJournal implements IntentStore {
     );
   }
 
+  private async inQuarantine(id: string): Promise<boolean> {
+    const key = this.redis.key("intents-quarantine");
+    const found = await this.redis.run((c) => c.hScan(key, "0", { MATCH: `${id}.*`, COUNT: 1000 }));
+    return found.entries.length > 0;
+  }
+
   /** The process that holds an intent's delivery lease, if any (for tests and doctor). */
   async leaseHolder(id: string): Promise<string | null> {
     return this.redis.run((c) => c.get(this.leaseKey(id)));
@@ -275,25 +297,32 @@ export class RedisJournal implements IntentStore {
     return { ...intent, revision: rev };
   }
 
-  /** Moves a damaged entry aside (kept whole for a person) and says what it seemed to hold. */
-  private async quarantine(id: string, problem: string, doc: string): Promise<void> {
+  /**
+   * Moves a damaged entry aside (kept whole for a person) and says what it seemed to hold; or,
+   * on a replica whose secret is not the fleet's, leaves it and returns why.
+   */
+  private async quarantine(id: string, problem: string, doc: string): Promise<string | null> {
     const otherSecret = this.fleet ? await this.fleet.problem() : null;
     if (otherSecret) {
       this.logger?.error(
         { intent: id },
         `an intent did not verify and was left as it is: ${otherSecret}`,
       );
-      return;
+      return otherSecret;
     }
     const aside = `${id}.${Date.now()}`;
-    await this.redis.run((c) =>
-      c
-        .multi()
-        .hSet(this.redis.key("intents-quarantine"), aside, doc)
-        .del([this.intentKey(id), this.leaseKey(id)])
-        .zRem(this.open, id)
-        .exec(),
+    const moved = await this.redis.run((c) =>
+      c.eval(QUARANTINE, {
+        keys: [
+          this.intentKey(id),
+          this.leaseKey(id),
+          this.open,
+          this.redis.key("intents-quarantine"),
+        ],
+        arguments: [doc, id, aside],
+      }),
     );
+    if (Number(moved) !== 1) return null; // another replica moved it first, or it changed
     this.quarantined++;
     this.onQuarantine?.("redis", problem);
     const seen = recoverable(doc);
@@ -303,6 +332,7 @@ export class RedisJournal implements IntentStore {
         ? "quarantined a damaged stored intent of a confirmed write that may not have been delivered: check it by hand"
         : "quarantined a damaged stored intent",
     );
+    return null;
   }
 
   /** The stored JSON, with its MAC; the revision lives beside it, where the scripts compare it. */

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { type AddressInfo, createServer } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { connectRedis, type SharedRedis } from "../../src/state/redis.js";
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379/0";
@@ -68,4 +68,59 @@ function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A loopback relay to the test Redis whose answers can be held back: once a command containing
+ * `trigger` passes through, every answer waits `delayMs` before it is relayed, for `forMs`
+ * (answers stay in order). Commands themselves reach Redis at once: it runs them, and the
+ * client learns of it late, as over a congested link.
+ */
+export async function slowRelay() {
+  const port = Number(new URL(REDIS_URL).port || 6379);
+  const sockets: Socket[] = [];
+  let trigger: string | null = null;
+  let delayMs = 0;
+  let forMs = 0;
+  let slowUntil = 0;
+  const relay = createServer((client) => {
+    const upstream = connect(port, "127.0.0.1");
+    sockets.push(client, upstream);
+    let lastRelease = 0;
+    client.on("data", (chunk: Buffer) => {
+      if (trigger && chunk.includes(trigger)) {
+        slowUntil = Date.now() + forMs;
+        trigger = null;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on("data", (chunk: Buffer) => {
+      // Each answer is held `delayMs` from when it arrived, never less than the one before it:
+      // latency, not a backlog that grows.
+      const now = Date.now();
+      const releaseAt = Math.max(now + (now < slowUntil ? delayMs : 0), lastRelease);
+      lastRelease = releaseAt;
+      setTimeout(() => {
+        if (!client.destroyed) client.write(chunk);
+      }, releaseAt - now);
+    });
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+    client.on("close", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+  const db = new URL(REDIS_URL).pathname.slice(1) || "0";
+  return {
+    url: `redis://127.0.0.1:${(relay.address() as AddressInfo).port}/${db}`,
+    /** From the next command containing `text` on, hold answers `delay` ms each, for `during` ms. */
+    slowAfter(text: string, delay: number, during: number) {
+      trigger = text;
+      delayMs = delay;
+      forMs = during;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => relay.close(resolve));
+    },
+  };
 }
