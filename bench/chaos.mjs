@@ -9,7 +9,8 @@
 // With --fleet: three `serve --http` replicas on one Redis (--redis URL, default the local
 // one; a fresh key prefix, deleted at the end) and one sandbox, 300 writes by default, each
 // drafted on one replica and confirmed on another, one replica SIGKILLed mid-run and started
-// again. Writes build/chaos-fleet.json (--update-reference: bench/chaos-fleet.json too).
+// again, and forged intents (without the fleet's secret) written into Redis mid-run: none may be
+// delivered. Writes build/chaos-fleet.json (--update-reference: bench/chaos-fleet.json too).
 //   npm run chaos -- --fleet [WRITES] [--redis URL] [--out FILE] [--update-reference]
 import { parseArgs } from "node:util";
 import { stopAndExit } from "../scripts/lib/children.mjs";
@@ -47,6 +48,9 @@ async function fleet() {
     ["requests that reached the write routes", report.write_requests_sent],
     ["sent under 2+ Idempotency-Keys (must be 0)", report.sent_under_several_idempotency_keys],
     ["replicas SIGKILLed / started again", `${report.killed} / ${report.restarted}`],
+    ["forged intents written into Redis mid-run", report.forged_injected],
+    ["  delivered (must be 0)", report.forged_delivered],
+    ["  quarantined", report.forged_quarantined],
     ["calls moved to another replica", report.calls_failed_over],
     ["refused definitively", report.failed],
     ["unfinished", report.unfinished],
@@ -69,7 +73,8 @@ async function fleet() {
     report.duplicates === 0 &&
     report.lost_confirmed_writes === 0 &&
     report.sent_under_several_idempotency_keys === 0 &&
-    report.unfinished === 0;
+    report.unfinished === 0 &&
+    report.forged_delivered === 0;
   process.exitCode = exactlyOnce ? 0 : 1;
 }
 

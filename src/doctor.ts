@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { OperationId } from "./api/catalogue.js";
 import type { ApiClient } from "./api/client.js";
@@ -163,10 +164,9 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
 }
 
 async function journalRow(stateDir: string, keys: StateKeys | null): Promise<CheckRow> {
-  // No state secret yet: nothing was ever drafted here, so nothing can be damaged.
-  const quarantined = keys
-    ? await damagedFiles(stateDir, new IntentMac(keys.derive("intent-mac")))
-    : 0;
+  // No state secret yet: no intent file there can have been written by this server.
+  const key = keys ? keys.derive("intent-mac") : randomBytes(32);
+  const quarantined = await damagedFiles(stateDir, new IntentMac(key));
   return {
     check: "journal",
     status: quarantined > 0 ? "failed" : "ok",

@@ -57,6 +57,8 @@ export async function runChaosFleet({
   const stopFaults = injectFaults(control, { burstEveryMs, expireEveryMs });
 
   const run = `fleet-${started}`;
+  // Someone who can write the fleet's Redis keys but lacks PORTFOLIO_STATE_SECRET, mid-run.
+  const forger = forgeIntents(shared, `forged-${started}`, () => next / writes);
   const operations = control.state.data.operations.slice(0, 20).map((o) => o.id);
   const kinds = writeKinds(operations, new Date().toISOString().slice(0, 10));
   const report = {
@@ -176,6 +178,7 @@ export async function runChaosFleet({
     }),
   );
   await killer;
+  await forger.stop();
   stopFaults();
   control.clearFaults();
 
@@ -186,6 +189,11 @@ export async function runChaosFleet({
   report.duplicates = all.duplicates;
   report.lost_confirmed_writes = all.lost_confirmed_writes;
   Object.assign(report, keysPerWrite(logEntries, kindOf));
+  report.forged_injected = forger.injected;
+  report.forged_delivered = logEntries.filter((e) =>
+    JSON.stringify(e.body ?? {}).includes(forger.marker),
+  ).length;
+  report.forged_quarantined = await shared.redis.client.hLen(`${shared.prefix}intents-quarantine`);
   report.token_exchanges = control.stats().tokenExchanges;
   report.upstream_requests = control.stats().requests;
   report.injected = {
@@ -206,6 +214,68 @@ export async function runChaosFleet({
   await sandbox.close();
   report.redis_keys_deleted = await shared.drop();
   return report;
+}
+
+/**
+ * Forged "confirmed" intents written straight into Redis while the second third of the run is
+ * in flight, every 400 ms: copies of the fleet's genuine drafts with another body (their MAC no
+ * longer holds), and records with no MAC at all; all marked so that a delivery of any of them
+ * shows in the sandbox's log. Each is due at once for the replicas' look for abandoned work.
+ */
+function forgeIntents(shared, marker, progress) {
+  const { redis, prefix } = shared;
+  let injected = 0;
+  let stopped = false;
+  const forge = async () => {
+    const ids = [];
+    for await (const keys of redis.client.scanIterator({
+      MATCH: `${prefix}intent:cf_*`,
+      COUNT: 200,
+    }))
+      ids.push(...keys);
+    const key = ids[Math.floor(Math.random() * ids.length)];
+    const doc = key ? await redis.client.hGet(key, "doc") : null;
+    if (!doc) return;
+    const genuine = JSON.parse(doc);
+    const name = `${marker}-${injected}`;
+    const id = `cf_${marker.replace(/[^A-Za-z0-9]/g, "")}${injected}`.slice(0, 60);
+    const body =
+      genuine.body && typeof genuine.body === "object"
+        ? Object.fromEntries(
+            Object.entries(genuine.body).map(([k, v]) => [k, typeof v === "string" ? name : v]),
+          )
+        : { name };
+    const forged = {
+      ...genuine,
+      id,
+      body,
+      state: "sending",
+      confirmedAt: new Date().toISOString(),
+      ...(injected % 2 === 0 ? { mac: undefined } : {}),
+    };
+    await redis.client.hSet(`${prefix}intent:${id}`, { doc: JSON.stringify(forged), rev: "1" });
+    await redis.client.zAdd(`${prefix}intents-open`, { score: 0, value: id });
+    injected++;
+  };
+  const done = (async () => {
+    while (!stopped && progress() < 1 / 3) await new Promise((r) => setTimeout(r, 100));
+    while (!stopped && progress() < 2 / 3) {
+      await forge().catch(() => {});
+      await new Promise((r) => setTimeout(r, 400));
+    }
+  })();
+  return {
+    marker,
+    get injected() {
+      return injected;
+    },
+    async stop() {
+      stopped = true;
+      await done;
+      // The replicas look every 5 s: give them one more look at the last ones.
+      await new Promise((r) => setTimeout(r, 6_000));
+    },
+  };
 }
 
 /**

@@ -285,9 +285,12 @@ describe("act_on_alert", () => {
     const s = await open({ writes: { mode: "two-step" } });
     const draft = await ok(s, "act_on_alert", { alert_id: alert.id, action: "acknowledge" });
     expect(draft.status).toBe("awaiting_confirmation");
-    // The confirmation id spells the write out, so "allow confirm_write?" shows the write.
+    // The confirmation id names the write, so "allow confirm_write?" shows which one: its
+    // operation and target, in words no upstream text can write.
     expect(draft.confirmation_id).toMatch(
-      /^Acknowledge an alert: \w+ alert «.+» \(\w+, open\) on operation «.+» \[cf_[\w-]+\]$/,
+      new RegExp(
+        `^alert_acknowledge alert_id=${alert.id} · (no body|body sha256:[0-9a-f]{12}) \\[cf_[\\w-]+\\]$`,
+      ),
     );
     alertNamed(alert.id).status = "acknowledged"; // someone else acknowledged it
     const mark = sandbox.control.mark();
