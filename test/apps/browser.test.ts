@@ -142,12 +142,13 @@ describe.skipIf(!HAVE_BROWSER)("the confirmation card in a browser", () => {
     );
     await page.screenshot({ path: join(SHOTS, "confirm-card-done.png") });
 
-    // The host shows the same draft again (a reloaded conversation): Confirm sends nothing.
+    // The host shows the same draft again (a reloaded conversation): Confirm sends nothing, and
+    // the card tells what became of the write (it was written), never that nothing was sent.
     const again = await show(CARD, args, result);
     await again.getByRole("button", { name: "Confirm" }).click();
     await expect
       .poll(() => again.locator(".status").textContent())
-      .toContain("already answered (the write is succeeded); nothing was sent");
+      .toContain("Written, once. Confirming again returns this same result and sends nothing.");
     expect(created(mark, "Tableau carte")).toHaveLength(1);
   });
 
