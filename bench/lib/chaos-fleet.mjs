@@ -57,8 +57,6 @@ export async function runChaosFleet({
   const stopFaults = injectFaults(control, { burstEveryMs, expireEveryMs });
 
   const run = `fleet-${started}`;
-  // Someone who can write the fleet's Redis keys but lacks PORTFOLIO_STATE_SECRET, mid-run.
-  const forger = forgeIntents(shared, `forged-${started}`, () => next / writes);
   const operations = control.state.data.operations.slice(0, 20).map((o) => o.id);
   const kinds = writeKinds(operations, new Date().toISOString().slice(0, 10));
   const report = {
@@ -78,6 +76,8 @@ export async function runChaosFleet({
   const kindOf = new Map();
   const confirmedMarkers = [];
   let next = 0;
+  // Someone who can write the fleet's Redis keys but lacks PORTFOLIO_STATE_SECRET, mid-run.
+  const forger = forgeIntents(shared, `forged-${started}`, () => next / writes);
 
   /** Sessions of one worker, one per replica URL, opened when first needed. */
   function sessionsOf() {
