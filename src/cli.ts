@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { prepare, startApp } from "./app.js";
 import { parseFlags, UsageError } from "./cli-args.js";
 import { describeVariables, sandboxRequested, type VariableName } from "./config.js";
 import { VERSION } from "./version.js";
@@ -28,6 +27,8 @@ Usage:
   portfolio-mcp doctor [options]          check the configuration, sign-in, delegated user and what the key may do
   portfolio-mcp sandbox [--port 4010]     serve the Partner API sandbox alone (sandbox --help)
   portfolio-mcp hash-token                print the SHA-256 of a token read on stdin (for the clients file)
+  portfolio-mcp audit verify FILE...      check an audit trail's chain (exit 0 when it holds)
+  portfolio-mcp audit query [...] FILE... who did what, when (audit --help for the filters)
 
 Options:
   --sandbox                   use the embedded sandbox: demo data and credentials, nothing to configure
@@ -57,6 +58,10 @@ async function main(argv: string[]): Promise<void> {
   if (argv[0] === "sandbox")
     return (await import("./sandbox/cli.js")).runSandboxCommand(argv.slice(1));
   if (argv[0] === "hash-token") return hashToken();
+  if (argv[0] === "audit") {
+    process.exitCode = await (await import("./audit/cli.js")).runAuditCommand(argv.slice(1));
+    return;
+  }
   const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
@@ -94,6 +99,7 @@ async function main(argv: string[]): Promise<void> {
   const sandbox = values.sandbox === true || sandboxRequested(process.env);
   const sources = { env: process.env, flags };
 
+  const { prepare, startApp } = await import("./app.js");
   if (command === "doctor") {
     const { exitCode, formatTable, runDoctor } = await import("./doctor.js");
     const { deploymentOffer, formatOffer } = await import("./doctor-offer.js");

@@ -14,9 +14,10 @@ import { describe, expect, it } from "vitest";
 const LAYERS: Array<[string, RegExp]> = [
   [
     "leaves",
-    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics|aead|neutralise)\.ts$/,
+    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics|aead|neutralise|canonical)\.ts$/,
   ],
   ["config", /^src\/config\.ts$/],
+  ["audit", /^src\/audit\//],
   ["state", /^src\/state\//],
   ["http", /^src\/http\//],
   ["auth", /^src\/auth\//],

@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
+import { canonicalJson } from "../canonical.js";
 import { sameMac } from "../state/keys.js";
-import { canonical, type Intent } from "./intent.js";
+import type { Intent } from "./intent.js";
 
 /**
  * The MAC every stored intent carries (HMAC-SHA256 under a key derived from the state secret):
@@ -24,6 +25,6 @@ export class IntentMac {
 
   private of(intent: Intent): string {
     const { mac: _mac, revision: _revision, ...covered } = intent;
-    return createHmac("sha256", this.key).update(canonical(covered)).digest("hex");
+    return createHmac("sha256", this.key).update(canonicalJson(covered)).digest("hex");
   }
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { HttpMethod } from "../api/catalogue.js";
+import { canonicalJson } from "../canonical.js";
 import type { DelegatedUser } from "../config.js";
 
 /**
@@ -109,18 +110,5 @@ export interface Intent {
 
 /** sha256 of a value's canonical JSON (keys sorted, undefined dropped). */
 export function canonicalDigest(value: unknown): string {
-  return createHash("sha256").update(canonical(value)).digest("hex");
-}
-
-/** A value's JSON with keys sorted and undefined dropped: equal values, equal text. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value && typeof value === "object") {
-    return `{${Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
+  return createHash("sha256").update(canonicalJson(value)).digest("hex");
 }
