@@ -1,5 +1,5 @@
 // The distributable build: dist/ bundled by esbuild into a few files with no node_modules,
-// code-split so that the XLSX library and the sandbox load only when used.
+// code-split so that the XLSX libraries and the sandbox load only when used.
 import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -40,10 +40,10 @@ export async function bundle(root, outdir) {
     splitting: true,
     format: "esm",
     platform: "node",
-    target: "node20.19",
+    target: "node22.19",
     minify: true,
     legalComments: "linked",
-    // CommonJS dependencies (exceljs) call require(); give them one in the ESM output.
+    // CommonJS dependencies call require(); give them one in the ESM output.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
     },

@@ -3,7 +3,7 @@
 // it, then unpacks the result and checks it: the server starts, lists the manifest's tools,
 // exports a workbook. Prints the bundle's size and its spawn-to-initialize time.
 //
-// The bundle holds one esbuild build of dist/ (code split, so the XLSX library loads only on
+// The bundle holds one esbuild build of dist/ (code split, so the XLSX libraries load only on
 // export) instead of dist/ plus node_modules: 2.5 MB instead of 87 MB, and a faster start.
 import { execFileSync } from "node:child_process";
 import {

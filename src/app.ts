@@ -477,7 +477,7 @@ portfolio-mcp ${VERSION}: MCP over Streamable HTTP
   API    ${b.sandbox ? `embedded sandbox, demo data (${b.upstream})` : b.upstream}, acting for ${who}
 
 MCP Inspector (CLI):
-  npx -y -p node@22 -p @modelcontextprotocol/inspector@latest mcp-inspector --cli ${b.url} --transport http --header "${auth}" --method tools/list
+  npx -y -p @modelcontextprotocol/inspector@latest mcp-inspector --cli ${b.url} --transport http --header "${auth}" --method tools/list
 Claude Code:
   claude mcp add --transport http portfolio ${b.url} --header "${auth}"
 VS Code (.vscode/mcp.json) or Cursor (.cursor/mcp.json, same entry under "mcpServers"):
