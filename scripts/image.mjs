@@ -13,8 +13,7 @@ import { bundle } from "./bundle.mjs";
 const root = new URL("..", import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const found = (command) => spawnSync(command, ["--version"], { stdio: "ignore" }).status === 0;
-const engine =
-  process.env.PORTFOLIO_CONTAINER_ENGINE ?? (found("podman") ? "podman" : "docker");
+const engine = process.env.PORTFOLIO_CONTAINER_ENGINE ?? (found("podman") ? "podman" : "docker");
 const tag = process.env.PORTFOLIO_IMAGE ?? `portfolio-mcp:${pkg.version}`;
 const base = process.env.PORTFOLIO_IMAGE_BASE;
 const prebuilt = join("build", "image", "app");

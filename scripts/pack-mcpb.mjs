@@ -126,7 +126,7 @@ console.log(
   `  bundle: ${(statSync(output).size / 1024).toFixed(0)} KiB packed; ${listed.length} tools and ${prompts.length} prompts, as the manifest declares; the confirmation card served (${Math.round(card.text.length / 1024)} KiB)`,
 );
 console.log(
-  `  spawn to initialize (unpacked bundle, sandbox demo): median ${times[5].toFixed(0)} ms over 10 runs`,
+  `  spawn to initialize (unpacked bundle, sandbox demo, Node ${process.version}): median ${times[5].toFixed(0)} ms over 10 runs`,
 );
 rmSync(unpacked, { recursive: true, force: true });
 

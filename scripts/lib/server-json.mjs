@@ -4,7 +4,8 @@
 // manifest.json and the server's own variable descriptions; test/deploy/server-json.test.ts
 // checks the committed file against this function and the schema.
 
-export const SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
+export const SCHEMA =
+  "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
 /** The registry name; the image's io.modelcontextprotocol.server.name label carries it too. */
 export const SERVER_NAME = "io.github.portfolio-mcp/portfolio-mcp";
 /** Where a release publishes the bundle: the registry's clients download it from here. */
@@ -30,7 +31,8 @@ export function serverJson(pkg, manifest, sha256, variables) {
         description,
         isRequired: input.required === true,
         isSecret: input.sensitive === true,
-        format: input.type === "file" ? "filepath" : input.type === "boolean" ? "boolean" : "string",
+        format:
+          input.type === "file" ? "filepath" : input.type === "boolean" ? "boolean" : "string",
         ...(input.default !== "" && input.default !== undefined
           ? { default: String(input.default) }
           : {}),
@@ -41,7 +43,8 @@ export function serverJson(pkg, manifest, sha256, variables) {
     $schema: SCHEMA,
     name: SERVER_NAME,
     title: manifest.display_name,
-    description: "Portfolio data from an investment manager's Partner API; writes a person confirms.",
+    description:
+      "Portfolio data from an investment manager's Partner API; writes a person confirms.",
     version: pkg.version,
     packages: [
       {

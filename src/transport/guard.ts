@@ -31,10 +31,12 @@ export function allowedOrigins(settings: GuardSettings): {
   hosts: Set<string>;
   origins: Set<string>;
 } {
-  const own =
-    isLoopback(settings.bindHost) || isWildcard(settings.bindHost)
-      ? LOOPBACK_NAMES
-    : [settings.bindHost.includes(":") ? `[${settings.bindHost}]` : settings.bindHost];
+  const bound = settings.bindHost.includes(":") ? `[${settings.bindHost}]` : settings.bindHost;
+  const own = isLoopback(settings.bindHost)
+    ? LOOPBACK_NAMES
+    : isWildcard(settings.bindHost)
+      ? [...LOOPBACK_NAMES, bound]
+      : [bound];
   const hosts = new Set([
     ...own.map((h) => `${h}:${settings.port}`),
     ...settings.allowedHosts.map((h) => h.toLowerCase()),

@@ -51,12 +51,15 @@ describe("deploy/compose.yaml", () => {
     expect(upstream).toEqual(replicas.map(([name]) => name));
     expect(nginx).not.toMatch(/\b(ip_hash|hash|sticky)\b/);
     expect(nginx).toMatch(/proxy_buffering off;/);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's interpolation, as written
     expect(compose.services.proxy.ports).toEqual(["127.0.0.1:${PORTFOLIO_PORT:-8080}:8080"]);
   });
 
   it("keeps Redis's data in AOF on a volume, and the sandbox behind a profile", () => {
     const redis = compose.services.redis;
-    expect(redis.command.join(" ")).toContain("--appendonly yes --appendfsync everysec --dir /data");
+    expect(redis.command.join(" ")).toContain(
+      "--appendonly yes --appendfsync everysec --dir /data",
+    );
     expect(redis.volumes).toEqual(["redis-data:/data"]);
     expect(compose.services.sandbox.profiles).toEqual(["sandbox"]);
     expect(compose.services.sandbox.command).toEqual([

@@ -137,9 +137,9 @@ describe.skipIf(!TEST_IMAGE || !SERVICES_IMAGE)("the fleet kit, with podman", ()
     const [config] = parseAllDocuments(readFileSync(join(kube, "configmap.yaml"), "utf8")).map(
       (d) => d.toJS(),
     );
-    const [deployment] = parseAllDocuments(
-      readFileSync(join(kube, "deployment.yaml"), "utf8"),
-    ).map((d) => d.toJS());
+    const [deployment] = parseAllDocuments(readFileSync(join(kube, "deployment.yaml"), "utf8")).map(
+      (d) => d.toJS(),
+    );
     const [secret] = parseAllDocuments(readFileSync(join(kube, "secret.yaml"), "utf8")).map((d) =>
       d.toJS(),
     );
@@ -175,7 +175,14 @@ describe.skipIf(!TEST_IMAGE || !SERVICES_IMAGE)("the fleet kit, with podman", ()
     kubeFile = join(dir, "kube.yaml");
     writeFileSync(kubeFile, `${stringify(config)}---\n${stringify(deployment)}`);
     await podman("kube", "play", "--network", `${project}_default`, kubeFile);
-    const pods = await podman("pod", "ps", "--format", "{{.Name}}", "--filter", `name=${project}-k8s`);
+    const pods = await podman(
+      "pod",
+      "ps",
+      "--format",
+      "{{.Name}}",
+      "--filter",
+      `name=${project}-k8s`,
+    );
     expect(pods.split("\n").sort()).toEqual([`${project}-k8s-pod-0`, `${project}-k8s-pod-1`]);
     for (const pod of pods.split("\n")) {
       const replica = `${pod}-portfolio-mcp`;

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, mcpClient, podman, TEST_IMAGE, waitFor } from "../helpers/podman.js";
+import { freePort, mcpClient, podman, TEST_IMAGE } from "../helpers/podman.js";
 
 const run = promisify(execFile);
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");

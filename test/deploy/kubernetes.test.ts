@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ConfigMap, Secret, Service } from "kubernetes-models/v1";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
 import { describeVariables } from "../../src/config.js";
 
 // The Kubernetes kit, validated against the Kubernetes API's own JSON schemas as the
@@ -12,7 +12,7 @@ import { describeVariables } from "../../src/config.js";
 // types and required fields, not unknown ones), then read for what the fleet needs.
 const dir = new URL("../../deploy/kubernetes/", import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-// biome-ignore lint/suspicious/noExplicitAny: manifests are plain YAML, read field by field
+// Manifests are plain YAML, read field by field.
 type Doc = any;
 const docs: Array<{ file: string; doc: Doc }> = readdirSync(dir)
   .filter((f) => f.endsWith(".yaml"))

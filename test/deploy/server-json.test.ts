@@ -49,7 +49,12 @@ const SERVER_2025_12_11 = {
   required: ["name", "description", "version"],
   properties: {
     $schema: { const: SCHEMA },
-    name: { type: "string", minLength: 3, maxLength: 200, pattern: "^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$" },
+    name: {
+      type: "string",
+      minLength: 3,
+      maxLength: 200,
+      pattern: "^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$",
+    },
     title: { type: "string", minLength: 1, maxLength: 100 },
     description: { type: "string", minLength: 1, maxLength: 100 },
     version: { type: "string", maxLength: 255, ...notARange },
@@ -98,9 +103,9 @@ describe("server.json", () => {
     expect(validate(server), JSON.stringify(validate.errors)).toBe(true);
     // The restatement refuses what the schema refuses.
     expect(validate({ ...server, name: "no-slash" })).toBe(false);
-    expect(validate({ ...server, remotes: [{ type: "streamable-http", url: "{baseUrl}/mcp" }] })).toBe(
-      false,
-    );
+    expect(
+      validate({ ...server, remotes: [{ type: "streamable-http", url: "{baseUrl}/mcp" }] }),
+    ).toBe(false);
   });
 
   it("is what npm run pack:mcpb writes from package.json, manifest.json and the server's variables", () => {
@@ -108,7 +113,9 @@ describe("server.json", () => {
     expect(server).toEqual(serverJson(pkg, manifest, sha, describeVariables()));
     expect(server.version).toBe(pkg.version);
     expect(server.title).toBe(manifest.display_name);
-    expect(server.packages[0].identifier).toMatch(new RegExp(`/portfolio-mcp-${pkg.version}\\.mcpb$`));
+    expect(server.packages[0].identifier).toMatch(
+      new RegExp(`/portfolio-mcp-${pkg.version}\\.mcpb$`),
+    );
     // The bundle asks for the secret as a secret; so does the registry entry.
     const secrets = server.packages[0].environmentVariables
       .filter((v: { isSecret: boolean }) => v.isSecret)
@@ -122,9 +129,7 @@ describe("server.json", () => {
 
   it("names the image's registry label, and the README documents its variables", () => {
     expect(read("Containerfile")).toContain(`io.modelcontextprotocol.server.name="${server.name}"`);
-    expect(read("Containerfile")).toContain(
-      `org.opencontainers.image.version="${pkg.version}"`,
-    );
+    expect(read("Containerfile")).toContain(`org.opencontainers.image.version="${pkg.version}"`);
     const readme = read("README.md");
     expect(readme).toContain("`server.json`");
     for (const { name } of server.packages[0].environmentVariables)

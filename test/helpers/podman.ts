@@ -58,7 +58,7 @@ export async function mcpClient(url: string, token: string) {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     }),
   );
-  // biome-ignore lint/suspicious/noExplicitAny: the tools' structured output, read by the test
+  // The tools' structured output, read by the test field by field.
   const call = async (name: string, args: Record<string, unknown> = {}): Promise<any> => {
     const result = await client.callTool({ name, arguments: args });
     if (result.isError) throw new Error(`${name}: ${JSON.stringify(result.content)}`);
