@@ -32,22 +32,22 @@ describe.skipIf(!TEST_IMAGE || !SERVICES_IMAGE)("the fleet kit, with podman", ()
   afterAll(async () => {
     if (kubeFile) await podman("kube", "down", kubeFile).catch(() => "");
     await podman("secret", "rm", `${project}-secrets`).catch(() => "");
-    const containers = await podman(
-      "ps",
-      "--all",
-      "--quiet",
-      "--filter",
-      `label=io.podman.compose.project=${project}`,
-    ).catch(() => "");
-    if (containers) await podman("rm", "--force", "--volumes", ...containers.split("\n"));
-    const volumes = await podman(
-      "volume",
-      "ls",
-      "--quiet",
-      "--filter",
-      `label=io.podman.compose.project=${project}`,
-    ).catch(() => "");
-    if (volumes) await podman("volume", "rm", "--force", ...volumes.split("\n"));
+    // What compose made for this project, found by the label it puts on everything.
+    const labelled = async (...command: string[]) =>
+      (
+        await podman(
+          ...command,
+          "--quiet",
+          "--filter",
+          `label=io.podman.compose.project=${project}`,
+        ).catch(() => "")
+      )
+        .split("\n")
+        .filter(Boolean);
+    const containers = await labelled("ps", "--all");
+    if (containers.length) await podman("rm", "--force", "--volumes", ...containers);
+    const volumes = await labelled("volume", "ls");
+    if (volumes.length) await podman("volume", "rm", "--force", ...volumes);
     await podman("network", "rm", `${project}_default`).catch(() => "");
   });
 

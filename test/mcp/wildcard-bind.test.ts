@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterAll, describe, expect, it } from "vitest";
+import { untilBanner } from "../helpers/banner.js";
 import { rawRequest } from "../helpers/raw.js";
 
 // Bound to every address, as in a container: the server answers on loopback too (a health
@@ -19,13 +20,7 @@ async function start(env: Record<string, string> = {}): Promise<string> {
     { env: { ...clean, PORTFOLIO_LOG_LEVEL: "warn", ...env } },
   );
   children.push(child);
-  let banner = "";
-  child.stderr!.setEncoding("utf8");
-  for await (const chunk of child.stderr!) {
-    banner += chunk;
-    if (banner.includes("Stop with Ctrl+C")) break;
-  }
-  return banner;
+  return untilBanner(child);
 }
 afterAll(async () => {
   for (const child of children) {
