@@ -85,9 +85,18 @@ describe.skipIf(!TEST_IMAGE || !SERVICES_IMAGE)("the fleet kit, with podman", ()
       },
     });
     token = readFileSync(join(dir, "secrets", "mcp_token"), "utf8").trim();
+    // The proxy answered ready through one replica; each must be. A replica that tried to sign
+    // in before the sandbox listened tries again after a growing pause (up to a minute).
     for (const name of ["mcp-1", "mcp-2"] as const) {
-      const reply = await fetch(`http://127.0.0.1:${ports[name]}/readyz`);
-      expect(reply.status, name).toBe(200);
+      const status = await waitFor(
+        `${name} ready`,
+        async () => {
+          const reply = await fetch(`http://127.0.0.1:${ports[name]}/readyz`);
+          return reply.status === 200 ? reply.status : undefined;
+        },
+        120_000,
+      );
+      expect(status, name).toBe(200);
     }
     const names = await podman(
       "ps",
@@ -99,7 +108,7 @@ describe.skipIf(!TEST_IMAGE || !SERVICES_IMAGE)("the fleet kit, with podman", ()
     expect(names.split("\n").sort()).toEqual(
       ["mcp-1", "mcp-2", "proxy", "redis", "sandbox"].map((s) => `${project}_${s}_1`),
     );
-  }, 240_000);
+  }, 360_000);
 
   it("confirms through one replica a write drafted through the other, once", async () => {
     const one = await mcpClient(`http://127.0.0.1:${ports["mcp-1"]}/mcp`, token);
