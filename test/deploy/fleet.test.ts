@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -49,6 +49,7 @@ describe.skipIf(!TEST_IMAGE || !SERVICES_IMAGE)("the fleet kit, with podman", ()
     const volumes = await labelled("volume", "ls");
     if (volumes.length) await podman("volume", "rm", "--force", ...volumes);
     await podman("network", "rm", `${project}_default`).catch(() => "");
+    rmSync(dir, { recursive: true, force: true }); // its secrets with it
   });
 
   it("starts as docs/deployment.md says: two replicas, a proxy, Redis and the sandbox, all ready", async () => {
