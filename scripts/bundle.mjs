@@ -1,7 +1,9 @@
 // The distributable build: dist/ bundled by esbuild into a few files with no node_modules,
-// code-split so that the XLSX library and the sandbox load only when used.
+// code-split so that the XLSX libraries and the sandbox load only when used. The MCP Bundle
+// and the container image carry it. `node scripts/bundle.mjs <dir>` writes it to <dir>.
 import { cpSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
 /**
@@ -40,10 +42,10 @@ export async function bundle(root, outdir) {
     splitting: true,
     format: "esm",
     platform: "node",
-    target: "node20.19",
+    target: "node22.19",
     minify: true,
     legalComments: "linked",
-    // CommonJS dependencies (exceljs) call require(); give them one in the ESM output.
+    // CommonJS dependencies call require(); give them one in the ESM output.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
     },
@@ -60,4 +62,9 @@ export async function bundle(root, outdir) {
     `${JSON.stringify({ name: pkg.name, version: pkg.version, type: "module", private: true, engines: pkg.engines }, null, 2)}\n`,
   );
   return join(outdir, "dist", "cli.js");
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  if (!process.argv[2]) throw new Error("usage: node scripts/bundle.mjs <output directory>");
+  await bundle(new URL("..", import.meta.url).pathname, resolve(process.argv[2]));
 }

@@ -83,8 +83,6 @@ for (const mode of MODES) {
     const { status, output } = await run("npx", [
       "-y",
       "-p",
-      "node@22",
-      "-p",
       SUITE,
       "conformance",
       "server",

@@ -27,8 +27,6 @@ const inspector = (era, ...args) =>
   run("npx", [
     "-y",
     "-p",
-    "node@22",
-    "-p",
     INSPECTOR,
     "mcp-inspector",
     "--cli",

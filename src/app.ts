@@ -474,6 +474,8 @@ Stop with Ctrl+C (in-flight calls finish first).
   }
   // A token the operator chose is theirs to keep: printed only when we generated it.
   const shown = b.generated ? b.token : "$PORTFOLIO_MCP_TOKEN";
+  // Clients use the public URL when there is one (a container's published port, a proxy).
+  const url = b.publicUrl ? `${b.publicUrl}/mcp` : b.url;
   const auth = `Authorization: Bearer ${shown}`;
   const who = b.user
     ? "email" in b.user
@@ -482,20 +484,20 @@ Stop with Ctrl+C (in-flight calls finish first).
     : "nobody (no delegated user)";
   const client = JSON.stringify({
     servers: {
-      portfolio: { type: "http", url: b.url, headers: { Authorization: `Bearer ${shown}` } },
+      portfolio: { type: "http", url, headers: { Authorization: `Bearer ${shown}` } },
     },
   });
   return `
 portfolio-mcp ${VERSION}: MCP over Streamable HTTP
 
-  URL    ${b.url}
+  URL    ${url}
   Token  ${b.generated ? `${b.token}   (generated; set PORTFOLIO_MCP_TOKEN to choose it)` : "from PORTFOLIO_MCP_TOKEN (not printed)"}
   API    ${b.sandbox ? `embedded sandbox, demo data (${b.upstream})` : b.upstream}, acting for ${who}
 
 MCP Inspector (CLI):
-  npx -y -p node@22 -p @modelcontextprotocol/inspector@latest mcp-inspector --cli ${b.url} --transport http --header "${auth}" --method tools/list
+  npx -y -p @modelcontextprotocol/inspector@latest mcp-inspector --cli ${url} --transport http --header "${auth}" --method tools/list
 Claude Code:
-  claude mcp add --transport http portfolio ${b.url} --header "${auth}"
+  claude mcp add --transport http portfolio ${url} --header "${auth}"
 VS Code (.vscode/mcp.json) or Cursor (.cursor/mcp.json, same entry under "mcpServers"):
   ${client}
 

@@ -314,8 +314,8 @@ const variables = z.object({
   PORTFOLIO_MAX_PENDING_DRAFTS: integer(1, 1000, 20).describe(
     "Drafted writes one user may leave unconfirmed at once, 1-1000 (default 20).",
   ),
-  PORTFOLIO_SANDBOX: optional(z.enum(["true", "false", "1", "0"])).describe(
-    "true is --sandbox: the embedded sandbox, its demo data and demo credentials.",
+  PORTFOLIO_SANDBOX: optional(z.enum(["true", "false", "1", "0", "auto"])).describe(
+    "true is --sandbox: the embedded sandbox, its demo data and demo credentials; auto: the sandbox unless PORTFOLIO_API_BASE_URL is set (the container image's default).",
   ),
   PORTFOLIO_MAX_RETRIES: integer(0, 10, 3).describe(
     "Retries of one upstream call, 0-10 (default 3).",
@@ -350,12 +350,16 @@ export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
     });
 }
 
-/** PORTFOLIO_SANDBOX=true is --sandbox: what an installer (the MCP bundle) can set. */
+/**
+ * PORTFOLIO_SANDBOX=true is --sandbox: what an installer (the MCP bundle) can set. `auto` is
+ * the container image's: started with no settings it serves the demo, given an API it serves it.
+ */
 export function sandboxRequested(env: NodeJS.ProcessEnv): boolean {
   const value = env.PORTFOLIO_SANDBOX?.trim() ?? "";
   if (["", "false", "0"].includes(value)) return false;
   if (["true", "1"].includes(value)) return true;
-  throw new ConfigError("PORTFOLIO_SANDBOX: must be true or false");
+  if (value === "auto") return !env.PORTFOLIO_API_BASE_URL?.trim();
+  throw new ConfigError("PORTFOLIO_SANDBOX: must be true, false or auto");
 }
 
 /** A startup error: one line naming the variable and the rule. */

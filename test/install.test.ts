@@ -247,7 +247,22 @@ describe("portfolio-mcp doctor", () => {
     expect(run(["doctor"], { PORTFOLIO_SANDBOX: "true" }).status).toBe(0);
     const wrong = run(["doctor"], { PORTFOLIO_SANDBOX: "yes" });
     expect(wrong.status).toBe(1);
-    expect(wrong.stderr).toBe("portfolio-mcp: PORTFOLIO_SANDBOX: must be true or false\n");
+    expect(wrong.stderr).toBe("portfolio-mcp: PORTFOLIO_SANDBOX: must be true, false or auto\n");
+  });
+
+  it("with PORTFOLIO_SANDBOX=auto (the image's), uses the sandbox unless an API is given", async () => {
+    const demo = run(["doctor"], { PORTFOLIO_SANDBOX: "auto" });
+    expect(demo.status).toBe(0);
+    expect(demo.stdout).toContain("portfolio-mcp doctor (embedded sandbox)");
+    const given = await runAsync(["doctor"], {
+      PORTFOLIO_SANDBOX: "auto",
+      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+      PORTFOLIO_API_KEY_ID: DEMO_KEYS.readOnly.keyId,
+      PORTFOLIO_API_SECRET: DEMO_KEYS.readOnly.secret,
+      PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
+    });
+    expect(given.stdout).toMatch(/^portfolio-mcp doctor\n/);
+    expect(given.stdout).toMatch(/read operations\s+ok/);
   });
 
   it("with a read-only key, shows the write families refused with the reason, and writes nothing", async () => {

@@ -124,6 +124,9 @@ export function createTransport(options: {
             bodyTimeout: options.timeoutMs,
             keepAliveTimeout: 4_000,
             keepAliveMaxTimeout: 30_000,
+            // undici 8 negotiates HTTP/2 over TLS by default; retries, timeouts and the error
+            // classification above are built and tested on HTTP/1.1 (the sandbox speaks it).
+            allowH2: false,
           }),
           request,
         };

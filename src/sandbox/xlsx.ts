@@ -3,33 +3,34 @@ export interface SheetTable {
   name: string;
   columns: ReadonlyArray<{ header: string; width?: number; numFmt?: string }>;
   rows: ReadonlyArray<ReadonlyArray<string | number | Date | null>>;
+  /** Keep the header row in view while scrolling (the default). */
+  freezeHeader?: boolean;
 }
 
 /**
- * A real XLSX workbook (exceljs) of plain tables: the seeded spreadsheets among the documents
- * and the reporting templates' exports. exceljs is loaded on first use only: it is large, and
- * most sandboxes never produce a workbook.
+ * A real XLSX workbook of plain tables (write-excel-file): the seeded spreadsheets among the
+ * documents, the reporting templates' exports and the INREV report. The header row is bold; a
+ * column's number format applies to its numbers and dates. The writer is loaded on first use
+ * only: most sandboxes never produce a workbook.
  */
-export async function tableWorkbook(
-  sheets: readonly SheetTable[],
-  meta: { created: string; title: string },
-): Promise<Buffer> {
-  const { default: ExcelJS } = await import("exceljs");
-  const workbook = new ExcelJS.Workbook();
-  workbook.creator = "Partner API sandbox";
-  workbook.title = meta.title;
-  workbook.created = new Date(meta.created);
-  workbook.modified = new Date(meta.created);
-  for (const table of sheets) {
-    const sheet = workbook.addWorksheet(table.name.slice(0, 31));
-    sheet.columns = table.columns.map((column) => ({
-      header: column.header,
+export async function tableWorkbook(sheets: readonly SheetTable[]): Promise<Buffer> {
+  const { default: writeXlsxFile } = await import("write-excel-file/node");
+  const workbook = sheets.map((table) => ({
+    sheet: table.name.slice(0, 31),
+    columns: table.columns.map((column) => ({
       width: column.width ?? Math.min(Math.max(column.header.length + 2, 12), 48),
-      ...(column.numFmt ? { style: { numFmt: column.numFmt } } : {}),
-    }));
-    for (const row of table.rows) sheet.addRow([...row]);
-    sheet.getRow(1).font = { bold: true };
-    sheet.views = [{ state: "frozen", ySplit: 1 }];
-  }
-  return Buffer.from(await workbook.xlsx.writeBuffer());
+    })),
+    stickyRowsCount: table.freezeHeader === false ? 0 : 1,
+    data: [
+      table.columns.map((column) => ({ value: column.header, fontWeight: "bold" as const })),
+      ...table.rows.map((row) => row.map((value, i) => cell(value, table.columns[i]?.numFmt))),
+    ],
+  }));
+  return writeXlsxFile(workbook).toBuffer();
+}
+
+function cell(value: string | number | Date | null, format: string | undefined) {
+  if (value instanceof Date) return { value, type: Date, format: format ?? "yyyy-mm-dd" };
+  if (typeof value === "number" && format) return { value, format };
+  return value;
 }

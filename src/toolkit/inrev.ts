@@ -28,30 +28,39 @@ export const workbookSummary = z.object({
 
 export type WorkbookSummary = z.output<typeof workbookSummary>;
 
-/** Reads a workbook with a real XLSX parser and previews each sheet. */
+/** Reads a workbook with a real XLSX parser (read-excel-file) and previews each sheet. */
 export async function summariseWorkbook(
   bytes: Buffer,
   fileName: string,
 ): Promise<Omit<WorkbookSummary, "saved_path">> {
-  const { default: ExcelJS } = await import("exceljs"); // loaded on first export: it is large
-  const workbook = new ExcelJS.Workbook();
-  await workbook.xlsx.load(bytes as unknown as ArrayBuffer);
+  const { default: readXlsxFile } = await import("read-excel-file/node"); // loaded on first export
+  const sheets = await readXlsxFile(bytes, { trim: false });
   return {
     file_name: fileName,
     mime_type: XLSX_MIME,
     size_bytes: bytes.length,
-    sheets: workbook.worksheets.map((sheet) => {
-      const preview: string[][] = [];
-      for (let r = 1; r <= Math.min(sheet.rowCount, PREVIEW_ROWS); r++) {
-        const row = sheet.getRow(r);
-        const cells: string[] = [];
-        for (let c = 1; c <= Math.min(sheet.columnCount, PREVIEW_COLUMNS); c++)
-          cells.push(row.getCell(c).text ?? "");
-        preview.push(cells);
-      }
-      return { name: sheet.name, rows: sheet.rowCount, columns: sheet.columnCount, preview };
-    }),
+    sheets: sheets.map(({ sheet, data }) => ({
+      name: sheet,
+      rows: data.length,
+      columns: Math.max(0, ...data.map((row) => row.length)),
+      preview: data
+        .slice(0, PREVIEW_ROWS)
+        .map((row) => row.slice(0, PREVIEW_COLUMNS).map((value) => cellText(value))),
+    })),
   };
+}
+
+/**
+ * A cell as text: dates as ISO dates (with the time when there is one), empty cells as "".
+ * `unknown`: the library's types declare a date cell as the Date constructor, not a Date.
+ */
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (value instanceof Date) {
+    const iso = value.toISOString();
+    return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : iso;
+  }
+  return String(value);
 }
 
 /** Saves the workbook under the export directory, owner-only, and gives its path. */

@@ -9,6 +9,11 @@ export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || (isIP(host) === 4 && host.startsWith("127."));
 }
 
+/** A bind to every address (a container's), which listens on loopback too. */
+export function isWildcard(host: string): boolean {
+  return host === "0.0.0.0" || host === "::";
+}
+
 export interface GuardSettings {
   bindHost: string;
   port: number;
@@ -18,16 +23,20 @@ export interface GuardSettings {
 
 /**
  * Which Host and Origin values this server answers to: its own address (and the loopback
- * names when bound to loopback), plus what the operator listed. A DNS-rebinding page reaches
+ * names when bound to loopback or to every address, so that a container's health check and
+ * a published port on 127.0.0.1 reach it), plus what the operator listed. A DNS-rebinding page reaches
  * us under a foreign Host; a cross-site page under a foreign Origin.
  */
 export function allowedOrigins(settings: GuardSettings): {
   hosts: Set<string>;
   origins: Set<string>;
 } {
+  const bound = settings.bindHost.includes(":") ? `[${settings.bindHost}]` : settings.bindHost;
   const own = isLoopback(settings.bindHost)
     ? LOOPBACK_NAMES
-    : [settings.bindHost.includes(":") ? `[${settings.bindHost}]` : settings.bindHost];
+    : isWildcard(settings.bindHost)
+      ? [...LOOPBACK_NAMES, bound]
+      : [bound];
   const hosts = new Set([
     ...own.map((h) => `${h}:${settings.port}`),
     ...settings.allowedHosts.map((h) => h.toLowerCase()),

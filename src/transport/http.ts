@@ -13,7 +13,7 @@ import type { Metrics } from "../metrics.js";
 import type { Verdict } from "../readiness.js";
 import { Authenticator, type OAuthAccess } from "./authenticate.js";
 import type { ClientRegistry, Principal } from "./clients.js";
-import { allowedOrigins, checkHostAndOrigin } from "./guard.js";
+import { allowedOrigins, checkHostAndOrigin, isWildcard } from "./guard.js";
 import { INVALID_REQUEST, repairResponse } from "./jsonrpc.js";
 import { METADATA_PATHS, SCOPE_WRITE } from "./oauth.js";
 import { LocalRateLimiter, type RateLimiter } from "./rate-limit.js";
@@ -294,7 +294,12 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     allowedHosts,
     allowedOrigins: options.allowedOrigins,
   });
-  const hostForUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
+  // Bound to every address, it is reached on loopback at least: print the address that works.
+  const hostForUrl = isWildcard(options.host)
+    ? "127.0.0.1"
+    : options.host.includes(":")
+      ? `[${options.host}]`
+      : options.host;
   auth.locate(options.publicUrl ?? `http://${hostForUrl}:${port}`, options.oauth?.audience ?? null);
   return {
     url: `http://${hostForUrl}:${port}${MCP_PATH}`,

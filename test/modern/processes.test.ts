@@ -7,6 +7,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { untilBanner } from "../helpers/banner.js";
 import { MCP_HEADERS, rawRequest } from "../helpers/raw.js";
 
 /**
@@ -66,12 +67,7 @@ async function startHttp(extra: string[]): Promise<URL> {
     env: { ...env(), PORTFOLIO_MCP_TOKEN: TOKEN },
   });
   children.push(child);
-  let banner = "";
-  child.stderr!.setEncoding("utf8");
-  for await (const chunk of child.stderr!) {
-    banner += chunk;
-    if (banner.includes("Stop with Ctrl+C")) break;
-  }
+  const banner = await untilBanner(child);
   child.stderr!.resume();
   return new URL(/URL\s+(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(banner)![1]!);
 }

@@ -34,7 +34,7 @@ export function publicDocument(stored: StoredDocument): Document {
   return document;
 }
 
-/** Rendered workbooks, kept: exceljs is slow and their content never changes. */
+/** Rendered workbooks, kept: their content never changes. */
 const workbooks = new WeakMap<StoredDocument, Buffer>();
 
 /** The file's bytes: rendered from the document's content, or as uploaded. */
@@ -46,10 +46,9 @@ async function fileBytes(document: StoredDocument): Promise<Buffer> {
     let bytes = workbooks.get(document);
     if (!bytes) {
       const [header = [], ...rows] = file.rows;
-      bytes = await tableWorkbook(
-        [{ name: file.sheet, columns: header.map((h) => ({ header: String(h) })), rows }],
-        { created: document.created_at, title: document.name },
-      );
+      bytes = await tableWorkbook([
+        { name: file.sheet, columns: header.map((h) => ({ header: String(h) })), rows },
+      ]);
       workbooks.set(document, bytes);
     }
     return bytes;

@@ -27,88 +27,89 @@ export async function buildInrevWorkbook(
   state: SandboxState,
   reportingDate: string,
 ): Promise<Buffer> {
-  // exceljs is loaded on first export only: it is large, and most sandboxes never export.
-  const { default: ExcelJS } = await import("exceljs");
   const { entity, operations, spvs, funds } = state.data;
   const spvById = new Map(spvs.map((s) => [s.id, s]));
   const fundById = new Map(funds.map((f) => [f.id, f]));
   const amount = (value: unknown) => Number(fromCents(toCents(value)));
 
-  const workbook = new ExcelJS.Workbook();
-  workbook.creator = "Partner API sandbox";
-  workbook.created = new Date(`${reportingDate}T00:00:00Z`);
-
-  // Sheets in reading order: the vehicle summary first, filled once the assets are summed.
-  const vehicle = workbook.addWorksheet("Vehicle");
-  const assets = workbook.addWorksheet("Assets");
-  assets.columns = [
-    { header: "Asset name", key: "name", width: 42 },
-    { header: "Operation id", key: "id", width: 38 },
-    { header: "SPV", key: "spv", width: 26 },
-    { header: "Fund", key: "fund", width: 32 },
-    { header: "Asset class", key: "classe", width: 14 },
-    { header: "Status", key: "status", width: 18 },
-    { header: "Country", key: "country", width: 9 },
-    { header: "City", key: "city", width: 20 },
-    { header: "Commitment (EUR)", key: "engaged", width: 18, style: { numFmt: "#,##0.00" } },
-    { header: "Called (EUR)", key: "called", width: 16, style: { numFmt: "#,##0.00" } },
-    { header: "Outstanding (EUR)", key: "outstanding", width: 18, style: { numFmt: "#,##0.00" } },
-    { header: "Market value (EUR)", key: "value", width: 18, style: { numFmt: "#,##0.00" } },
-    { header: "LTV (%)", key: "ltv", width: 9, style: { numFmt: "0.00" } },
-  ];
   let outstanding = 0n;
   let marketValue = 0n;
-  for (const o of operations) {
+  const assets = operations.map((o) => {
     const spv = o.spv_id ? spvById.get(o.spv_id) : undefined;
     const fund = o.fond_id ? fundById.get(o.fond_id) : undefined;
     outstanding += toCents(o.financial_summary.encours);
     marketValue += toCents(o.kpi_snapshot.valeur_venale);
-    assets.addRow({
-      name: o.name,
-      id: o.id,
-      spv: spv?.name ?? "",
-      fund: fund?.name ?? "",
-      classe: o.classe_actif ?? "",
-      status: o.status,
-      country: "FR",
-      city: typeof o.data.ville === "string" ? o.data.ville : "",
-      engaged: amount(o.financial_summary.montant_engage),
-      called: amount(o.financial_summary.montant_appele),
-      outstanding: amount(o.financial_summary.encours),
-      value: amount(o.kpi_snapshot.valeur_venale),
-      ltv: typeof o.kpi_snapshot.ltv === "string" ? Number(o.kpi_snapshot.ltv) : null,
-    });
-  }
-  assets.getRow(1).font = { bold: true };
+    return [
+      o.name,
+      o.id,
+      spv?.name ?? "",
+      fund?.name ?? "",
+      o.classe_actif ?? "",
+      o.status,
+      "FR",
+      typeof o.data.ville === "string" ? o.data.ville : "",
+      amount(o.financial_summary.montant_engage),
+      amount(o.financial_summary.montant_appele),
+      amount(o.financial_summary.encours),
+      amount(o.kpi_snapshot.valeur_venale),
+      typeof o.kpi_snapshot.ltv === "string" ? Number(o.kpi_snapshot.ltv) : null,
+    ];
+  });
+  const euros = "#,##0.00";
 
-  vehicle.columns = [
-    { header: "Item", key: "item", width: 36 },
-    { header: "Value", key: "value", width: 28 },
-  ];
-  vehicle.addRows([
-    { item: "Reporting entity", value: entity.name },
-    { item: "Reporting date", value: reportingDate },
-    { item: "Currency", value: entity.currency },
-    { item: "Number of assets", value: operations.length },
-    { item: "Number of SPVs", value: spvs.length },
-    { item: "Outstanding debt (EUR)", value: Number(fromCents(outstanding)) },
-    { item: "Gross asset value (EUR)", value: Number(fromCents(marketValue)) },
+  // Sheets in reading order: the vehicle summary first, though it sums the assets.
+  return tableWorkbook([
     {
-      item: "Portfolio LTV (%)",
-      value:
-        marketValue > 0n ? Number(((outstanding * 10_000n) / marketValue).toString()) / 100 : 0,
+      name: "Vehicle",
+      freezeHeader: false,
+      columns: [
+        { header: "Item", width: 36 },
+        { header: "Value", width: 28 },
+      ],
+      rows: [
+        ["Reporting entity", entity.name],
+        ["Reporting date", reportingDate],
+        ["Currency", entity.currency],
+        ["Number of assets", operations.length],
+        ["Number of SPVs", spvs.length],
+        ["Outstanding debt (EUR)", Number(fromCents(outstanding))],
+        ["Gross asset value (EUR)", Number(fromCents(marketValue))],
+        [
+          "Portfolio LTV (%)",
+          marketValue > 0n ? Number(((outstanding * 10_000n) / marketValue).toString()) / 100 : 0,
+        ],
+      ],
+    },
+    {
+      name: "Assets",
+      freezeHeader: false,
+      columns: [
+        { header: "Asset name", width: 42 },
+        { header: "Operation id", width: 38 },
+        { header: "SPV", width: 26 },
+        { header: "Fund", width: 32 },
+        { header: "Asset class", width: 14 },
+        { header: "Status", width: 18 },
+        { header: "Country", width: 9 },
+        { header: "City", width: 20 },
+        { header: "Commitment (EUR)", width: 18, numFmt: euros },
+        { header: "Called (EUR)", width: 16, numFmt: euros },
+        { header: "Outstanding (EUR)", width: 18, numFmt: euros },
+        { header: "Market value (EUR)", width: 18, numFmt: euros },
+        { header: "LTV (%)", width: 9, numFmt: "0.00" },
+      ],
+      rows: assets,
+    },
+    {
+      name: "Notes",
+      freezeHeader: false,
+      columns: [{ header: "INREV standard reporting (sandbox)", width: 80 }],
+      rows: [
+        ["Amounts in EUR. Market values come from each operation's latest KPI snapshot."],
+        ["Generated by the Partner API sandbox from demo data; not investment advice."],
+      ],
     },
   ]);
-  vehicle.getRow(1).font = { bold: true };
-
-  const notes = workbook.addWorksheet("Notes");
-  notes.addRows([
-    ["INREV standard reporting (sandbox)"],
-    ["Amounts in EUR. Market values come from each operation's latest KPI snapshot."],
-    ["Generated by the Partner API sandbox from demo data; not investment advice."],
-  ]);
-
-  return Buffer.from(await workbook.xlsx.writeBuffer());
 }
 
 export const reportRoutes = [
@@ -386,34 +387,31 @@ export const reportTemplateRoutes = [
       const rows = cells(state, template, today).map((row) =>
         row.map((value, i) => workbookCell(value, template.columns[i]?.type ?? "string")),
       );
-      const bytes = await tableWorkbook(
-        [
-          {
-            name: "Rapport",
-            columns: template.columns.map((c) => ({
-              header: c.label,
-              ...(NUMBER_FORMATS[c.type] ? { numFmt: NUMBER_FORMATS[c.type] } : {}),
-            })),
-            rows,
-          },
-          {
-            name: "Paramètres",
-            columns: [
-              { header: "Paramètre", width: 24 },
-              { header: "Valeur", width: 60 },
-            ],
-            rows: [
-              ["Modèle", template.name],
-              ["Jeu de données", template.dataset],
-              ["Filtres", JSON.stringify(template.filters)],
-              ["Tri", template.sort ? `${template.sort.by} ${template.sort.order}` : "aucun"],
-              ["Lignes", rows.length],
-              ["Généré le", at],
-            ],
-          },
-        ],
-        { created: at, title: template.name },
-      );
+      const bytes = await tableWorkbook([
+        {
+          name: "Rapport",
+          columns: template.columns.map((c) => ({
+            header: c.label,
+            ...(NUMBER_FORMATS[c.type] ? { numFmt: NUMBER_FORMATS[c.type] } : {}),
+          })),
+          rows,
+        },
+        {
+          name: "Paramètres",
+          columns: [
+            { header: "Paramètre", width: 24 },
+            { header: "Valeur", width: 60 },
+          ],
+          rows: [
+            ["Modèle", template.name],
+            ["Jeu de données", template.dataset],
+            ["Filtres", JSON.stringify(template.filters)],
+            ["Tri", template.sort ? `${template.sort.by} ${template.sort.order}` : "aucun"],
+            ["Lignes", rows.length],
+            ["Généré le", at],
+          ],
+        },
+      ]);
       const slug = template.name
         .normalize("NFD")
         .replace(/[^A-Za-z0-9]+/g, "-")
