@@ -85,7 +85,7 @@ export const alerts: Domain = {
       name: "act_on_alert",
       title: "Act on an alert",
       description:
-        "Drafts a move on one alert, sent once the user confirms: acknowledge, resolve, postpone (until required) or false_positive; optional comment. Resolved and false_positive are final.",
+        "Drafts a move on one alert (postpone needs until), sent once the user confirms. resolve and false_positive are final.",
       family: "alerts",
       // destructiveHint true: the hints cover the tool's every action, and resolve and
       // false_positive close the alert for good (no route reopens it; postpone also replaces

@@ -14,6 +14,7 @@ import {
   type ToolContext,
   type ToolDraft,
 } from "../inventory/types.js";
+import { jsonObject, jsonText } from "../toolkit/json-text.js";
 import { onlyTheApiKnew, refusalsOf, rememberRefusal } from "../toolkit/refusals.js";
 import { firstWords } from "../writes/display.js";
 import { outcomeSchema } from "../writes/outcome.js";
@@ -30,12 +31,12 @@ import { type ReadAnswer, shapeAnswer } from "./shape.js";
  */
 
 const MAX_RESULTS = 5;
-const part = z.record(z.string(), z.unknown());
+/** Path, query and body as JSON text: their shape is the operation's, which no listing can say. */
 const callInput = {
   operation: z.string().min(1).max(128).describe("An id from find_api_operations."),
-  path: part.optional().describe("Path parameters."),
-  query: part.optional().describe("Query parameters."),
-  body: part.optional().describe("The JSON body (multipart: its fields; files as described)."),
+  path: jsonText(jsonObject, "JSON object of path parameters.").optional(),
+  query: jsonText(jsonObject, "JSON object of query parameters.").optional(),
+  body: jsonText(jsonObject, "JSON body (multipart: its fields).", 2_200_000).optional(),
 };
 
 const indexes = new WeakMap<object, OperationIndex>();
@@ -69,7 +70,7 @@ const findApiOperations = defineTool({
   name: "find_api_operations",
   title: "Find API operations",
   description:
-    "Searches the API operations this key may call (French or English: what the user wants done). Returns up to 5, each with its id, kind and input (* required); call a read with call_api_read, draft a write with draft_api_write, or use the curated tool named.",
+    "Finds API operations by what the user wants done (French or English): up to 5, each with its id, kind, input (* required) and the tool to use (call_api_read, draft_api_write or a curated one).",
   family: "api",
   annotations: {
     readOnlyHint: true,
@@ -159,7 +160,7 @@ const callApiRead = defineTool({
   name: "call_api_read",
   title: "Call an API read",
   description:
-    "Runs one read operation of the API by id (find_api_operations gives ids and inputs). Lists come as pages with total and next_offset; files as embedded resources.",
+    "Runs one read operation by id (from find_api_operations). Pages carry total and next_offset; files come as resources with their text.",
   family: "api",
   annotations: {
     readOnlyHint: true,
@@ -200,7 +201,7 @@ const draftApiWrite: DraftTool = {
   name: "draft_api_write",
   title: "Draft an API write",
   description:
-    "Drafts one write operation of the API by id (find_api_operations gives ids and inputs). Nothing is written until the user confirms the preview.",
+    "Drafts one write operation by id (from find_api_operations); sent only once the user confirms the preview.",
   family: "api",
   annotations: {
     readOnlyHint: false,

@@ -5,6 +5,8 @@ import { XLSX_MIME } from "../api/response.js";
 
 export const PREVIEW_ROWS = 8;
 export const PREVIEW_COLUMNS = 8;
+/** Rows a preview of one sheet asked for by name may show. */
+export const SHEET_PREVIEW_ROWS = 50;
 
 export const workbookSummary = z.object({
   file_name: z.string(),
@@ -21,17 +23,23 @@ export const workbookSummary = z.object({
       columns: z.int(),
       preview: z
         .array(z.array(z.string()))
-        .describe(`First ${PREVIEW_ROWS} rows, first ${PREVIEW_COLUMNS} columns, as text.`),
+        .describe(
+          `First ${PREVIEW_ROWS} rows (${SHEET_PREVIEW_ROWS} for a sheet asked for), first ${PREVIEW_COLUMNS} columns, as text.`,
+        ),
     }),
   ),
 });
 
 export type WorkbookSummary = z.output<typeof workbookSummary>;
 
-/** Reads a workbook with a real XLSX parser and previews each sheet. */
+/**
+ * Reads a workbook with a real XLSX parser and previews each sheet (or the one named, in more
+ * rows).
+ */
 export async function summariseWorkbook(
   bytes: Buffer,
   fileName: string,
+  only?: string,
 ): Promise<Omit<WorkbookSummary, "saved_path">> {
   const { default: ExcelJS } = await import("exceljs"); // loaded on first export: it is large
   const workbook = new ExcelJS.Workbook();
@@ -40,17 +48,20 @@ export async function summariseWorkbook(
     file_name: fileName,
     mime_type: XLSX_MIME,
     size_bytes: bytes.length,
-    sheets: workbook.worksheets.map((sheet) => {
-      const preview: string[][] = [];
-      for (let r = 1; r <= Math.min(sheet.rowCount, PREVIEW_ROWS); r++) {
-        const row = sheet.getRow(r);
-        const cells: string[] = [];
-        for (let c = 1; c <= Math.min(sheet.columnCount, PREVIEW_COLUMNS); c++)
-          cells.push(row.getCell(c).text ?? "");
-        preview.push(cells);
-      }
-      return { name: sheet.name, rows: sheet.rowCount, columns: sheet.columnCount, preview };
-    }),
+    sheets: workbook.worksheets
+      .filter((sheet) => only === undefined || sheet.name === only)
+      .map((sheet) => {
+        const preview: string[][] = [];
+        const rows = only === undefined ? PREVIEW_ROWS : SHEET_PREVIEW_ROWS;
+        for (let r = 1; r <= Math.min(sheet.rowCount, rows); r++) {
+          const row = sheet.getRow(r);
+          const cells: string[] = [];
+          for (let c = 1; c <= Math.min(sheet.columnCount, PREVIEW_COLUMNS); c++)
+            cells.push(row.getCell(c).text ?? "");
+          preview.push(cells);
+        }
+        return { name: sheet.name, rows: sheet.rowCount, columns: sheet.columnCount, preview };
+      }),
   };
 }
 

@@ -14,10 +14,7 @@ import { detail, record } from "./present.js";
 
 /** The shapes and builders every read tool shares: one record, or one list with its paging. */
 
-const allPages = z
-  .boolean()
-  .optional()
-  .describe("Fetch every page (at most 2,000 items) instead of one; reports progress.");
+const allPages = z.boolean().optional().describe("Every page (at most 2,000 items).");
 
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({
@@ -44,6 +41,25 @@ export async function fetchDetail(
   return withoutShareTokens(record(result.data));
 }
 
+/**
+ * What a record tool without arguments takes: the fields to keep. Every tool declares at least
+ * one input, since Gemini refuses a function whose parameters object has no property and
+ * OpenAI's strict conversion an object with neither properties nor a closed shape.
+ */
+const fields = z
+  .string()
+  .max(300)
+  .optional()
+  .describe("Comma-separated top-level fields to keep; all when absent.");
+
+/** The record with only the fields asked for (all when none), unknown names ignored. */
+function picked(record: Record<string, unknown>, wanted: unknown): Record<string, unknown> {
+  if (typeof wanted !== "string" || wanted.trim() === "") return record;
+  const names = new Set(wanted.split(",").map((n) => n.trim()));
+  const kept = Object.fromEntries(Object.entries(record).filter(([k]) => names.has(k)));
+  return Object.keys(kept).length > 0 ? kept : record;
+}
+
 /** A tool that returns one complete record as the API gives it. */
 export function detailTool(options: {
   name: string;
@@ -51,8 +67,14 @@ export function detailTool(options: {
   description: string;
   family: Family;
   operation: OperationId;
+  /** Its arguments; without them, the tool takes `fields` (which fields of the record to keep). */
   input?: z.ZodObject;
   toRequest?: (args: Record<string, unknown>) => object;
+  /** The part of the record an argument asks for, when one does. */
+  select?: (
+    record: Record<string, unknown>,
+    args: Record<string, unknown>,
+  ) => Record<string, unknown>;
   view?: AppViewName;
 }): ToolDefinition {
   return defineTool({
@@ -64,15 +86,22 @@ export function detailTool(options: {
     ...(options.view ? { view: options.view } : {}),
     annotations: READ_ONLY,
     operations: [options.operation],
-    input: options.input ?? z.strictObject({}),
+    input: options.input ?? z.strictObject({ fields }),
     output: detail,
-    run: async (args, ctx) => ({
-      structured: await fetchDetail(
+    async run(args, ctx) {
+      const record = await fetchDetail(
         options.operation,
         options.toRequest?.(args) ?? { path: args },
         ctx,
-      ),
-    }),
+      );
+      return {
+        structured: options.select
+          ? options.select(record, args)
+          : options.input
+            ? record
+            : picked(record, args.fields),
+      };
+    },
   });
 }
 
@@ -131,6 +160,11 @@ export function listTool<T extends { id: string }>(options: {
         maxLimit: 200,
       };
       const keep = options.local?.keep(rest) ?? null;
+      if (keep && !options.pageable) {
+        // A list the API gives whole: filtered here, in one call.
+        const { list, text } = await listPage({ ...call, keep }, ctx);
+        return { structured: list, text };
+      }
       if (keep) {
         const { limit, offset, ...upstream } = query;
         const page = {
