@@ -9,14 +9,20 @@ import type { Contract } from "./api/contract/types.js";
 import { Directory } from "./api/directory.js";
 import { unknownSensitiveEntries } from "./api/offer-summary.js";
 import { resolveRoutes } from "./api/routes.js";
-import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
+import {
+  type Config,
+  ConfigError,
+  type ConfigSources,
+  loadConfig,
+  sandboxRequested,
+} from "./config.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
 import { INVENTORY } from "./inventory/index.js";
 import { createLogger, SecretRedactor } from "./log.js";
 import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
 import type { Sandbox } from "./sandbox/index.js";
-import { createMcpServer, type ServerDeps } from "./server.js";
+import { type CallerSpec, createMcpServer, type ServerDeps } from "./server.js";
 import { connectRedis, type SharedRedis } from "./state/redis.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
@@ -146,20 +152,10 @@ export async function prepare(
   };
 }
 
-/**
- * Wires the server: configuration, logger, API client, then one transport. Returns a function
- * that stops everything in order.
- */
-export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
-  const {
-    config,
-    api,
-    logger,
-    metrics,
-    sandbox,
-    redis,
-    close: shutdownUpstream,
-  } = await prepare(options);
+/** What a server needs besides its caller: built once, shared by every session. */
+async function serverDeps(options: AppOptions) {
+  const prepared = await prepare(options);
+  const { config, api, logger, metrics, sandbox, redis } = prepared;
   for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
     logger.warn(warning);
   const writes = config.writes.readOnly
@@ -173,29 +169,42 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     writes,
     allowSensitive: new Set(config.writes.allowSensitive),
   };
+  return { ...prepared, deps };
+}
 
-  if (options.transport === "stdio") {
-    const stop = async () => {
-      await shutdownUpstream();
-      process.exit(0);
-    };
-    const { serveStdio } = await import("./transport/stdio.js");
-    const sessionId = `stdio-${randomUUID()}`;
-    serveStdio(
-      () =>
-        createMcpServer(deps, {
-          sessionId,
-          delegatedUser: config.api.delegatedUser,
-          client: null,
-          readOnly: false,
-          allowedTools: null,
-        }),
-      logger,
-      stop,
-      config.server.maxBodyBytes,
-    );
-    return stop;
-  }
+/**
+ * Everything the stdio server needs, prepared while its transport already answers discovery
+ * (src/app-stdio.ts): configuration, the embedded sandbox, the contract, the API client, the
+ * write journal, and the one caller a stdio process serves.
+ */
+export async function prepareStdio(options: AppOptions) {
+  const sandbox = options.sandbox || sandboxRequested(options.sources.env ?? process.env);
+  const { config, logger, deps, close } = await serverDeps({ ...options, sandbox });
+  const caller: CallerSpec = {
+    sessionId: `stdio-${randomUUID()}`,
+    delegatedUser: config.api.delegatedUser,
+    client: null,
+    readOnly: false,
+    allowedTools: null,
+  };
+  return { deps, caller, logger, maxMessageBytes: config.server.maxBodyBytes, close };
+}
+
+/**
+ * Wires the HTTP server: configuration, logger, API client, then the transport. Returns a
+ * function that stops everything in order.
+ */
+export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
+  const {
+    config,
+    api,
+    logger,
+    metrics,
+    redis,
+    sandbox,
+    deps,
+    close: shutdownUpstream,
+  } = await serverDeps(options);
 
   const { serveHttp } = await import("./transport/http.js");
   const { RedisRateLimiter } = await import("./transport/rate-limit.js");

@@ -21,7 +21,8 @@ export class StdioLines extends Transform {
   private skippedHead = "";
 
   constructor(
-    private readonly maxBytes: number,
+    /** Set once the configuration is read (the stream starts before it). */
+    public maxBytes: number,
     private readonly onOversized: (line: Oversized) => void,
   ) {
     super();
