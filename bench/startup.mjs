@@ -82,6 +82,8 @@ connectMs.sort((a, b) => a - b);
 console.log(
   `${CONNECTS} stdio connects, probe timeout 1 s: ${Object.entries(landed)
     .map(([version, n]) => `${n} on ${version}`)
-    .join(", ")}; connect median ${connectMs[CONNECTS / 2].toFixed(0)} ms, max ${connectMs.at(-1).toFixed(0)} ms`,
+    .join(
+      ", ",
+    )}; connect median ${connectMs[CONNECTS / 2].toFixed(0)} ms, max ${connectMs.at(-1).toFixed(0)} ms`,
 );
 process.exitCode = (landed["2026-07-28"] ?? 0) === CONNECTS ? 0 : 1;
