@@ -41,13 +41,27 @@ const callInput = {
 
 const indexes = new WeakMap<object, OperationIndex>();
 
+/**
+ * The operations a search looks through: those offered, and those the key's contract has but
+ * this deployment hides (hidden is not absent: they are found, marked "not offered here" with
+ * the reason and the setting, so the model tells the user rather than substitutes another).
+ */
 function indexFor(ctx: ToolContext): OperationIndex {
   let index = indexes.get(ctx.offer);
   if (!index) {
-    index = new OperationIndex([...ctx.offer.offered.values()].map(searchableOf));
+    index = new OperationIndex([...ctx.offer.routes.values()].map(searchableOf));
     indexes.set(ctx.offer, index);
   }
   return index;
+}
+
+/** What a read that creates something makes: "an export request" (rgpd_export_create, 202). */
+function creation(op: Operation): string | null {
+  const status = op.contract?.creates;
+  if (!status || op.kind !== "read") return null;
+  const what = /([a-z]+)_create$/.exec(op.id)?.[1] ?? "new";
+  const noun = `${what} ${status === 202 ? "request" : "record"}`;
+  return `creates ${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun}: run it only to make one`;
 }
 
 const found = z.object({
@@ -63,6 +77,10 @@ const found = z.object({
   }),
   tool: z.string().optional(),
   refused: z.string().optional(),
+  not_offered: z
+    .string()
+    .optional()
+    .describe("Why this server does not offer it, and the setting that would."),
 });
 
 const findApiOperations = defineTool({
@@ -91,7 +109,7 @@ const findApiOperations = defineTool({
     note: z.string().optional(),
   }),
   async run({ query, family, kind }, ctx) {
-    const families = [...new Set([...ctx.offer.offered.values()].map((op) => op.family))];
+    const families = [...new Set([...ctx.offer.routes.values()].map((op) => op.family))];
     if (family !== undefined && !families.includes(family)) {
       const near = closest(family, families);
       throw new UserFacingError(
@@ -101,18 +119,21 @@ const findApiOperations = defineTool({
     const refused = refusalsOf(ctx.session);
     const hits = indexFor(ctx).search(query, { family, kind, limit: MAX_RESULTS });
     const operations = hits.map(({ id }) => {
-      const op = ctx.offer.offered.get(id) as Operation;
-      const tool = ctx.toolFor(id);
+      const op = ctx.offer.routes.get(id) as Operation;
+      const hidden = ctx.offer.hidden.get(id);
+      const tool = hidden ? null : ctx.toolFor(id);
       const why = refused.get(id);
+      const creates = creation(op);
       return {
         id,
         kind: op.kind,
         family: op.family,
         scope: op.scope,
-        use: op.summary,
+        use: creates ? `${op.summary} (${creates})` : op.summary,
         input: signatureOf(op),
         ...(tool ? { tool } : {}),
         ...(why ? { refused: why } : {}),
+        ...(hidden ? { not_offered: hidden } : {}),
       };
     });
     if (operations.length === 0)
@@ -137,15 +158,18 @@ function renderFound(
     input: InputSignature;
     tool?: string;
     refused?: string;
+    not_offered?: string;
   }>,
 ): string {
   return operations
     .map((op) => {
-      const how = op.tool
-        ? `use the tool ${op.tool}`
-        : op.kind === "read"
-          ? "call_api_read"
-          : "draft_api_write";
+      const how = op.not_offered
+        ? `not offered here: ${op.not_offered}`
+        : op.tool
+          ? `use the tool ${op.tool}`
+          : op.kind === "read"
+            ? "call_api_read"
+            : "draft_api_write";
       const lines = [`${op.id} (${op.kind}, ${op.scope}): ${op.use}. → ${how}`];
       for (const place of ["path", "query", "body"] as const)
         if (op.input[place]) lines.push(`  ${place}: ${op.input[place]}`);
@@ -251,6 +275,12 @@ function offered(id: string, kind: "read" | "write", ctx: ToolContext): Operatio
     );
   const hidden = ctx.offer.hidden.get(id);
   if (hidden) throw new UserFacingError(`${id} is not offered here: ${hidden} (${nothing}).`);
+  // A near miss of a hidden operation is answered as the operation itself: the model must tell
+  // the user what is not offered and why, not be pointed at another operation.
+  const nearest = closest(id, ctx.offer.routes.keys());
+  const nearHidden = nearest ? ctx.offer.hidden.get(nearest) : undefined;
+  if (nearest && nearHidden)
+    throw new UserFacingError(`${nearest} is not offered here: ${nearHidden} (${nothing}).`);
   // The contract lists the token exchange, but the routes leave it out: saying it has no such
   // operation would be false, and a model would look for a near one.
   if (id === EXCHANGE_OPERATION)

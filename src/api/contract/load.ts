@@ -200,6 +200,7 @@ function normaliseOperation(
     queryParameters: byPlace("query"),
     body: bodyOf(raw.requestBody, refs, fail),
     responseTypes: responseTypesOf(raw.responses, refs),
+    creates: createsWith(raw.responses),
     billable: raw["x-billable"] === true || /(?<!never |not )\bbillable\b/i.test(summary),
   };
 }
@@ -236,6 +237,13 @@ function bodyOf(
     refs,
     isObject(media) ? media.schema : undefined,
   );
+}
+
+/** The status of a success that creates something (201, or 202 for an accepted request). */
+function createsWith(raw: unknown): 201 | 202 | null {
+  if (!isObject(raw)) return null;
+  if ("201" in raw) return 201;
+  return "202" in raw ? 202 : null;
 }
 
 function responseTypesOf(raw: unknown, refs: RefResolver): string[] {

@@ -36,6 +36,8 @@ export interface ContractOperation {
   body: { required: boolean; type: "json" | "multipart"; schema: JsonSchema } | null;
   /** The content types of its success answers; JSON unless the answer is a file. */
   responseTypes: string[];
+  /** 201 or 202 when its success creates a record or a request (a POST read that makes a job). */
+  creates: 201 | 202 | null;
   /** Vendor hints the export may carry. */
   billable: boolean;
 }
