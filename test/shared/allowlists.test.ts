@@ -108,7 +108,9 @@ describe("an allowlist of a family and an operation id", () => {
           not_offered?: string;
         }>)
           if (!deskOperations.has(op.id))
-            expect(op.not_offered, `${query}: ${op.id}`).toMatch(/allowlist|PORTFOLIO_ALLOW_SENSITIVE/);
+            expect(op.not_offered, `${query}: ${op.id}`).toMatch(
+              /allowlist|PORTFOLIO_ALLOW_SENSITIVE/,
+            );
           else expect(op.not_offered, `${query}: ${op.id}`).toBeUndefined();
       }
       const notes = await desk.call("find_api_operations", { query: "notes on a deal" });
