@@ -1,8 +1,9 @@
 import type { Operation } from "../api/catalogue.js";
 import type { ApiResult } from "../api/client.js";
-import { asListPage, withoutShareTokens } from "../api/response.js";
+import { asListPage, withoutShareTokens, XLSX_MIME } from "../api/response.js";
 import type { ToolOutput } from "../inventory/types.js";
 import { fitToBudget, listOutput, OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
+import { previewText, summariseWorkbook } from "../toolkit/inrev.js";
 
 /** Files larger than this are described, not carried: a context is no place for them. */
 export const EMBED_MAX_BYTES = 2 * 1_048_576;
@@ -20,12 +21,12 @@ export interface ReadAnswer {
  * of compact items with `total` and `next_offset`; a record is kept whole when it fits and its
  * longest lists are cut (with a note) when it does not; a file comes as an embedded resource.
  */
-export function shapeAnswer(
+export async function shapeAnswer(
   op: Operation,
   path: Record<string, unknown>,
   query: Record<string, unknown>,
   result: ApiResult,
-): ToolOutput<ReadAnswer> {
+): Promise<ToolOutput<ReadAnswer>> {
   const base = { operation: op.id, status: result.status };
   if (Buffer.isBuffer(result.data))
     return fileAnswer(op, path, result.data, result.contentType, base);
@@ -119,13 +120,52 @@ function longestArray(value: unknown, path: string): { path: string; array: unkn
   return best;
 }
 
-function fileAnswer(
+/**
+ * The text of a file, for the assistant to read: a PDF's text (extracted with unpdf, a build of
+ * Mozilla's pdf.js that needs no native module and downloads nothing), a workbook's first rows
+ * of each sheet, a text file as it is; cut to the output budget, with a note. Null for other
+ * types, or a PDF without a text layer (a scan).
+ */
+async function textOf(
+  bytes: Buffer,
+  type: string,
+): Promise<{ text: string; pages?: number; note?: string } | null> {
+  let text: string;
+  let pages: number | undefined;
+  if (type === "application/pdf") {
+    const { extractText, getDocumentProxy } = await import("unpdf");
+    try {
+      const pdf = await getDocumentProxy(new Uint8Array(bytes));
+      const extracted = await extractText(pdf, { mergePages: true });
+      text = extracted.text.trim();
+      pages = extracted.totalPages;
+    } catch {
+      return { text: "", note: "The PDF could not be read as text." };
+    }
+    if (text === "") return { text: "", pages, note: "The PDF has no text layer (a scan)." };
+  } else if (type === XLSX_MIME) {
+    text = previewText(await summariseWorkbook(bytes, "file.xlsx"));
+  } else if (/^text\/|json|csv|xml/.test(type)) {
+    text = bytes.toString("utf8");
+  } else return null;
+  if (text.length <= TEXT_BUDGET) return { text, ...(pages ? { pages } : {}) };
+  return {
+    text: `${text.slice(0, TEXT_BUDGET)}…`,
+    ...(pages ? { pages } : {}),
+    note: `The text is cut at ${TEXT_BUDGET} of ${text.length} characters; the whole file is attached.`,
+  };
+}
+
+/** What a file's text may take of a result: most of the budget, the rest for its description. */
+const TEXT_BUDGET = OUTPUT_BUDGET_CHARS - 2_000;
+
+async function fileAnswer(
   op: Operation,
   path: Record<string, unknown>,
   bytes: Buffer,
   contentType: string,
   base: { operation: string; status: number },
-): ToolOutput<ReadAnswer> {
+): Promise<ToolOutput<ReadAnswer>> {
   const type = contentType.split(";")[0]?.trim() || "application/octet-stream";
   const file = { content_type: type, bytes: bytes.length };
   const uri = `portfolio://api/${op.id}/${Object.values(path)
@@ -140,13 +180,26 @@ function fileAnswer(
       },
     };
   }
-  const text = /^text\/|json|csv|xml/.test(type);
+  const isText = /^text\/|json|csv|xml/.test(type);
+  const read = await textOf(bytes, type);
+  const notes = [`The file is attached as an embedded resource (${uri}).`, read?.note].filter(
+    (n): n is string => !!n,
+  );
   return {
-    structured: { ...base, file, note: `The file is attached as an embedded resource (${uri}).` },
+    structured: {
+      ...base,
+      file: { ...file, ...(read?.pages ? { pages: read.pages } : {}) },
+      ...(read?.text ? { text: read.text } : {}),
+      note: notes.join(" "),
+    },
+    // The text is read from the result; the file itself travels as a resource, not as JSON.
+    text: [`${op.id}: ${type}, ${bytes.length} bytes. ${notes.join(" ")}`, read?.text ?? ""]
+      .filter((t) => t !== "")
+      .join("\n\n"),
     blocks: [
       {
         type: "resource",
-        resource: text
+        resource: isText
           ? { uri, mimeType: type, text: bytes.toString("utf8") }
           : { uri, mimeType: type, blob: bytes.toString("base64") },
       },

@@ -139,6 +139,10 @@ async function runTasks(s: Session) {
   const embedded = file.content.find((c: any) => c.type === "resource");
   expect(embedded.resource.mimeType).toBe(document.content_type);
   expect(Buffer.from(embedded.resource.blob, "base64").subarray(0, 5).toString()).toBe("%PDF-");
+  // Its text comes with it, extracted from the PDF: the key figures the assistant reports on.
+  expect(file.structuredContent.text).toContain("Reporting trimestriel");
+  expect(file.structuredContent.text).toMatch(/Encours : [\d\s\u202f,]+/);
+  expect(file.content.at(-1).text).toContain(file.structuredContent.text.slice(0, 40));
   expect(s.task()).toBeLessThanOrEqual(3);
 
   expect(s.forms).toHaveLength(2); // one form per write, each accepted once
