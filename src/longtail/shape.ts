@@ -1,9 +1,10 @@
 import type { Operation } from "../api/catalogue.js";
 import type { ApiResult } from "../api/client.js";
 import { asListPage, withoutShareTokens, XLSX_MIME } from "../api/response.js";
-import type { ToolOutput } from "../inventory/types.js";
+import type { ToolContext, ToolOutput } from "../inventory/types.js";
 import { fitToBudget, listOutput, OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
 import { previewText, summariseWorkbook } from "../toolkit/inrev.js";
+import { followUps, renderSteps, statusRead } from "../toolkit/next-steps.js";
 
 /** Files larger than this are described, not carried: a context is no place for them. */
 export const EMBED_MAX_BYTES = 2 * 1_048_576;
@@ -22,6 +23,24 @@ export interface ReadAnswer {
  * longest lists are cut (with a note) when it does not; a file comes as an embedded resource.
  */
 export async function shapeAnswer(
+  op: Operation,
+  path: Record<string, unknown>,
+  query: Record<string, unknown>,
+  result: ApiResult,
+  ctx: ToolContext,
+): Promise<ToolOutput<ReadAnswer>> {
+  const answer = await shaped(op, path, query, result);
+  // What to do next with what was read: the items' follow-ups, or a created job's status read.
+  const next = op.contract?.creates ? statusRead(op, ctx) : followUps(op.path, ctx);
+  if (next.length === 0) return answer;
+  return {
+    ...answer,
+    structured: { ...answer.structured, next },
+    ...(answer.text ? { text: `${answer.text}\n${renderSteps(next)}` } : {}),
+  };
+}
+
+async function shaped(
   op: Operation,
   path: Record<string, unknown>,
   query: Record<string, unknown>,

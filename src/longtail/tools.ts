@@ -213,7 +213,7 @@ const callApiRead = defineTool({
       remember(ctx, op, error, refusal.message);
       throw refusal;
     }
-    return (await shapeAnswer(op, input.path, input.query, result)) as {
+    return (await shapeAnswer(op, input.path, input.query, result, ctx)) as {
       structured: ReadAnswer;
       text?: string;
     };

@@ -10,6 +10,7 @@ import {
   type ToolDefinition,
 } from "../inventory/types.js";
 import { filteredPage, listPage, WALK_MAX_ITEMS, walkPages } from "./listing.js";
+import { followUps, type NextStep, nextSteps, renderSteps } from "./next-steps.js";
 import { detail, record } from "./present.js";
 
 /** The shapes and builders every read tool shares: one record, or one list with its paging. */
@@ -26,7 +27,23 @@ export const listOf = <T extends z.ZodType>(item: T) =>
       .nullable()
       .describe("Pass as offset for the next page; null on the last page."),
     note: z.string().optional(),
+    next: nextSteps,
   });
+
+/** A list result with the follow-ups of its items, named once (toolkit/next-steps.ts). */
+function withNextSteps<L extends object>(
+  fitted: { list: L; text: string },
+  operation: OperationId,
+  ctx: ToolContext,
+): { structured: L & { next?: NextStep[] }; text: string } {
+  const route = ctx.api.routes.get(operation);
+  const next = route ? followUps(route.path, ctx) : [];
+  if (next.length === 0) return { structured: fitted.list, text: fitted.text };
+  return {
+    structured: { ...fitted.list, next },
+    text: `${fitted.text}\n${renderSteps(next)}`,
+  };
+}
 
 /** One complete record, as the API gives it, without share tokens. */
 export async function fetchDetail(
@@ -160,22 +177,20 @@ export function listTool<T extends { id: string }>(options: {
         maxLimit: 200,
       };
       const keep = options.local?.keep(rest) ?? null;
-      if (keep && !options.pageable) {
+      if (keep && !options.pageable)
         // A list the API gives whole: filtered here, in one call.
-        const { list, text } = await listPage({ ...call, keep }, ctx);
-        return { structured: list, text };
-      }
+        return withNextSteps(await listPage({ ...call, keep }, ctx), options.operation, ctx);
       if (keep) {
         const { limit, offset, ...upstream } = query;
         const page = {
           offset: typeof offset === "number" ? offset : 0,
           limit: all_pages ? WALK_MAX_ITEMS : typeof limit === "number" ? limit : 50,
         };
-        const { list, text } = await filteredPage({ ...call, query: upstream }, keep, page, ctx);
-        return { structured: list, text };
+        const fitted = await filteredPage({ ...call, query: upstream }, keep, page, ctx);
+        return withNextSteps(fitted, options.operation, ctx);
       }
-      const { list, text } = all_pages ? await walkPages(call, ctx) : await listPage(call, ctx);
-      return { structured: list, text };
+      const fitted = all_pages ? await walkPages(call, ctx) : await listPage(call, ctx);
+      return withNextSteps(fitted, options.operation, ctx);
     },
   });
 }
