@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Operation } from "../api/catalogue.js";
 import type { ApiResult } from "../api/client.js";
-import { closest } from "../closest.js";
+import { closest, editDistance } from "../closest.js";
 import { invalidArguments, UserFacingError, userMessage } from "../errors.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { EXCHANGE_OPERATION } from "../http/attempts.js";
@@ -277,7 +277,11 @@ function offered(id: string, kind: "read" | "write", ctx: ToolContext): Operatio
   if (hidden) throw new UserFacingError(`${id} is not offered here: ${hidden} (${nothing}).`);
   // A near miss of a hidden operation is answered as the operation itself: the model must tell
   // the user what is not offered and why, not be pointed at another operation.
-  const nearest = closest(id, ctx.offer.routes.keys());
+  // A slip (two edits at most) of an offered id is that id; anything further that is nearer a
+  // hidden one than not is that one, so no offered operation is suggested in its place.
+  const near = closest(id, ctx.offer.offered.keys());
+  const slip = near !== null && editDistance(id.toLowerCase(), near.toLowerCase()) <= 2;
+  const nearest = slip ? null : closest(id, ctx.offer.hidden.keys());
   const nearHidden = nearest ? ctx.offer.hidden.get(nearest) : undefined;
   if (nearest && nearHidden)
     throw new UserFacingError(`${nearest} is not offered here: ${nearHidden} (${nothing}).`);
@@ -287,7 +291,6 @@ function offered(id: string, kind: "read" | "write", ctx: ToolContext): Operatio
     throw new UserFacingError(
       `${id} is the token exchange: the server signs in by itself when a call needs it, and no tool calls it (${nothing}).`,
     );
-  const near = closest(id, ctx.offer.offered.keys());
   throw new UserFacingError(
     `The API key's contract has no operation ${id}${near ? `; did you mean ${near}?` : "; find_api_operations lists them"} (${nothing}).`,
   );
