@@ -71,27 +71,33 @@ function isPage(data: unknown): boolean {
   return ["items", "data", "results"].some((k) => Array.isArray(envelope[k]));
 }
 
-/** One list row: scalars as they are (long texts clipped), nested values summarised. */
+/** Nested items kept in a list row; the record's own read gives them all. */
+const NESTED_ITEMS = 3;
+
+/**
+ * One list row: scalars as they are (long texts clipped); nested values shortened by whole
+ * items, never replaced by a placeholder: a list keeps its first items, an object its scalar
+ * fields, so every value keeps its type.
+ */
 function compactItem(raw: unknown): Record<string, unknown> {
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { value: raw };
-  const item: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if (typeof value === "string")
-      item[key] = value.length > CELL_MAX ? `${value.slice(0, CELL_MAX)}…` : value;
-    else if (Array.isArray(value))
-      item[key] =
-        value.length <= 5 && value.every((v) => typeof v !== "object" || v === null)
-          ? value
-          : `[${value.length} items]`;
-    else if (value && typeof value === "object") {
-      const named = value as Record<string, unknown>;
-      item[key] =
-        typeof named.name === "string" || typeof named.title === "string"
-          ? String(named.name ?? named.title)
-          : `{${Object.keys(named).length} fields}`;
-    } else item[key] = value;
-  }
-  return item;
+  return Object.fromEntries(
+    Object.entries(raw).map(([key, value]) => [key, compactValue(value, 1)]),
+  );
+}
+
+function compactValue(value: unknown, depth: number): unknown {
+  if (typeof value === "string")
+    return value.length > CELL_MAX ? `${value.slice(0, CELL_MAX)}…` : value;
+  if (Array.isArray(value))
+    return depth > 1 ? [] : value.slice(0, NESTED_ITEMS).map((v) => compactValue(v, depth + 1));
+  if (value && typeof value === "object")
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v === null || typeof v !== "object")
+        .map(([k, v]) => [k, compactValue(v, depth + 1)]),
+    );
+  return value;
 }
 
 /** Every row with the same columns (the table names them once), in first-seen order. */

@@ -44,13 +44,7 @@ export function sayings(query: string): string[] {
       if (new RegExp(`(^|[^a-z0-9])${escape(term)}($|[^a-z0-9])`).test(base))
         for (const other of group) if (other !== term) swaps.push([term, other]);
   // All the first words together (the data's own), then one swap at a time.
-  let all = base;
-  for (const group of GROUPS) {
-    const term = [...group]
-      .sort((a, b) => b.length - a.length)
-      .find((t) => t !== group[0] && includesWord(all, t));
-    if (term) all = replaceWord(all, term, group[0]!);
-  }
+  const all = canonical(base);
   if (all !== base) variants.add(all);
   for (const [term, other] of swaps) {
     if (variants.size >= MAX_VARIANTS) break;
@@ -59,8 +53,25 @@ export function sayings(query: string): string[] {
   return [...variants].slice(0, MAX_VARIANTS);
 }
 
+/** Each term of the vocabulary replaced by its group's first, longest terms first, once each. */
+function canonical(text: string): string {
+  const pairs = GROUPS.flatMap((group) => group.slice(1).map((term) => [term, group[0]!] as const));
+  pairs.sort((a, b) => b[0].length - a[0].length);
+  const spans: Array<{ start: number; end: number; by: string }> = [];
+  for (const [term, by] of pairs) {
+    const match = new RegExp(`(^|[^a-z0-9])(${escape(term)})($|[^a-z0-9])`).exec(text);
+    if (!match) continue;
+    const start = match.index + match[1]!.length;
+    const end = start + term.length;
+    if (spans.some((s) => start < s.end && end > s.start)) continue;
+    spans.push({ start, end, by });
+  }
+  spans.sort((a, b) => b.start - a.start);
+  let out = text;
+  for (const { start, end, by } of spans) out = `${out.slice(0, start)}${by}${out.slice(end)}`;
+  return out;
+}
+
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-const includesWord = (text: string, term: string) =>
-  new RegExp(`(^|[^a-z0-9])${escape(term)}($|[^a-z0-9])`).test(text);
 const replaceWord = (text: string, term: string, other: string) =>
   text.replace(new RegExp(`(^|[^a-z0-9])${escape(term)}($|[^a-z0-9])`), `$1${other}$2`);
