@@ -41,7 +41,7 @@ export function sayings(query: string): string[] {
   const swaps: Array<[string, string]> = [];
   for (const group of GROUPS)
     for (const term of [...group].sort((a, b) => b.length - a.length))
-      if (new RegExp(`(^|[^a-z0-9])${escape(term)}($|[^a-z0-9])`).test(base))
+      if (new RegExp(`(^|[^a-z0-9])${asLiteral(term)}($|[^a-z0-9])`).test(base))
         for (const other of group) if (other !== term) swaps.push([term, other]);
   // All the first words together (the data's own), then one swap at a time.
   const all = canonical(base);
@@ -59,7 +59,7 @@ function canonical(text: string): string {
   pairs.sort((a, b) => b[0].length - a[0].length);
   const spans: Array<{ start: number; end: number; by: string }> = [];
   for (const [term, by] of pairs) {
-    const match = new RegExp(`(^|[^a-z0-9])(${escape(term)})($|[^a-z0-9])`).exec(text);
+    const match = new RegExp(`(^|[^a-z0-9])(${asLiteral(term)})($|[^a-z0-9])`).exec(text);
     if (!match) continue;
     const start = match.index + match[1]!.length;
     const end = start + term.length;
@@ -72,6 +72,6 @@ function canonical(text: string): string {
   return out;
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const asLiteral = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const replaceWord = (text: string, term: string, other: string) =>
-  text.replace(new RegExp(`(^|[^a-z0-9])${escape(term)}($|[^a-z0-9])`), `$1${other}$2`);
+  text.replace(new RegExp(`(^|[^a-z0-9])${asLiteral(term)}($|[^a-z0-9])`), `$1${other}$2`);
