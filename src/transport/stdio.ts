@@ -14,9 +14,6 @@ export interface StdioSettings {
   maxMessageBytes: number;
 }
 
-/** The limit until the configuration is read: the default of PORTFOLIO_MCP_MAX_BODY_BYTES. */
-const FIRST_LIMIT = 1_048_576;
-
 /**
  * Serves one client over stdin/stdout, as Claude Desktop, Cursor and VS Code launch local
  * servers, in whichever protocol era its first message opens. It starts before the rest of the
@@ -31,7 +28,7 @@ export function serveStdio(
 ): void {
   const log = (write: (logger: Logger) => void) =>
     void settings.then(({ logger }) => write(logger));
-  const lines = new StdioLines(FIRST_LIMIT, ({ bytes, id }) => {
+  const lines = new StdioLines(({ bytes, id }) => {
     log((logger) =>
       logger.error(
         { bytes, limit: lines.maxBytes, id },
@@ -50,7 +47,7 @@ export function serveStdio(
   });
   settings.then(
     ({ maxMessageBytes, logger }) => {
-      lines.maxBytes = maxMessageBytes;
+      lines.setLimit(maxMessageBytes);
       logger.info("serving MCP over stdio");
     },
     () => {},
