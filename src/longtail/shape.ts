@@ -59,7 +59,7 @@ async function shaped(
     );
     return { structured: { ...base, ...list }, text: `${op.id}: ${text}` };
   }
-  const { value, note } = fitValue(data, OUTPUT_BUDGET_CHARS);
+  const { value, note } = fitValue(data, OUTPUT_BUDGET_CHARS, narrowing(op));
   return { structured: { ...base, result: value, ...(note ? { note } : {}) } };
 }
 
@@ -106,11 +106,25 @@ function uniformItems(items: Record<string, unknown>[]): Record<string, unknown>
   return items.map((i) => Object.fromEntries(columns.map((c) => [c, i[c] ?? null])));
 }
 
+/** How to get the rest of a cut answer: the operation's own filters, by name. */
+function narrowing(op: Operation): string {
+  const params = (op.contract?.queryParameters ?? []).map((p) => p.name);
+  const filters = params.filter((p) => p !== "offset");
+  return filters.length > 0
+    ? `Narrow the query with ${filters.join(", ")} for the rest.`
+    : "Narrow the query for the rest.";
+}
+
 /**
- * A record within the budget: whole when it fits; otherwise its longest arrays are halved,
- * again and again, and the note says which were cut.
+ * A record within the budget: whole when it fits; otherwise its longest innermost arrays are
+ * halved, again and again (a board keeps every column and shortens the tasks in each), and the
+ * note says which were cut and how to get the rest.
  */
-export function fitValue(value: unknown, budget: number): { value: unknown; note?: string } {
+export function fitValue(
+  value: unknown,
+  budget: number,
+  howToNarrow = "Narrow the query for the rest.",
+): { value: unknown; note?: string } {
   if (JSON.stringify(value ?? null).length <= budget) return { value };
   const copy = structuredClone(value) as unknown;
   const cut = new Map<string, number>();
@@ -126,16 +140,24 @@ export function fitValue(value: unknown, budget: number): { value: unknown; note
   const lists = [...cut].map(([path, n]) => `${path || "the answer"} (${n} items)`).join(", ");
   return {
     value: fitted,
-    note: `Cut to fit the context budget${lists ? `: ${lists} shortened` : ""}. Narrow the query for the rest.`,
+    note: `Cut to fit the context budget${lists ? `: ${lists} shortened` : ""}. ${howToNarrow}`,
   };
+}
+
+function hasLongArray(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 1 || value.some(hasLongArray);
+  return !!value && typeof value === "object" && Object.values(value).some(hasLongArray);
 }
 
 function longestArray(value: unknown, path: string): { path: string; array: unknown[] } | null {
   let best: { path: string; array: unknown[]; size: number } | null = null;
   const visit = (node: unknown, at: string) => {
     if (Array.isArray(node)) {
+      // An array holding other cuttable arrays is cut through them first.
+      const holdsLists = node.some((child) => hasLongArray(child));
       const size = JSON.stringify(node).length;
-      if (!best || size > best.size) best = { path: at, array: node, size };
+      if (!holdsLists && node.length > 1 && (!best || size > best.size))
+        best = { path: at, array: node, size };
       for (const [i, child] of node.entries()) visit(child, `${at}[${i}]`);
     } else if (node && typeof node === "object") {
       for (const [key, child] of Object.entries(node)) visit(child, at ? `${at}.${key}` : key);

@@ -15,7 +15,10 @@ import { detail, record } from "./present.js";
 
 /** The shapes and builders every read tool shares: one record, or one list with its paging. */
 
-const allPages = z.boolean().optional().describe("Every page (at most 2,000 items).");
+const allPages = z
+  .boolean()
+  .optional()
+  .describe("Walks pages while the result fits (2,000 items at most).");
 
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({
