@@ -14,6 +14,7 @@ import { Agent, request } from "undici";
 import { DEMO_KEYS } from "../dist/sandbox/keys.js";
 import { bundle } from "../scripts/bundle.mjs";
 import { stopChildren } from "../scripts/lib/children.mjs";
+import { MODEL_VISIBLE_TARGET, modelVisibleBytes } from "./lib/model-visible.mjs";
 import { sandboxOpenApi } from "./lib/openapi.mjs";
 import {
   freePort,
@@ -38,7 +39,6 @@ const BLOCK = 50;
 const CONCURRENCY = 50;
 const CONCURRENCY_SECONDS = quick ? 2 : 10;
 const COLD_STARTS = quick ? 5 : 20;
-const MODEL_VISIBLE_TARGET = 18_000;
 const CONTRACT_COLD_START_TARGET = 1.2;
 const ARGS = { status: "active", limit: 50 };
 const work = join(root, "build", "bench");
@@ -413,16 +413,9 @@ function bytes(value) {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
-/** What a model reads of a listing: each tool's name, description and input schema. */
+/** What a model reads of a listing (bench/lib/model-visible.mjs). */
 function modelVisible({ tools }) {
-  return tools.reduce(
-    (sum, t) =>
-      sum +
-      Buffer.byteLength(t.name) +
-      Buffer.byteLength(t.description ?? "") +
-      bytes(t.inputSchema),
-    0,
-  );
+  return modelVisibleBytes(tools);
 }
 
 function withWithout(without, withIt) {
@@ -471,7 +464,7 @@ function print(r) {
     `with the full contract (${w.operations} operations): tools/list ${w.tools_list_bytes.with} B (${w.tools.with} tools) against ${w.tools_list_bytes.without} B (${w.tools.without} tools) without, ratio ${w.tools_list_bytes.ratio}`,
   );
   lines.push(
-    `  model-visible (names, descriptions, input schemas): ${w.model_visible_bytes.with} B with, ${w.model_visible_bytes.without} B without, ratio ${w.model_visible_bytes.ratio}`,
+    `  model-visible (JSON.stringify({name, description, inputSchema}) summed over tools/list): ${w.model_visible_bytes.with} B with, ${w.model_visible_bytes.without} B without, ratio ${w.model_visible_bytes.ratio}`,
   );
   lines.push(
     `  cold start (median): ${w.cold_start_ms.bundle.with} ms bundled (${w.cold_start_ms.dist.with} ms from dist/) with, ${w.cold_start_ms.bundle.without} ms (${w.cold_start_ms.dist.without} ms) without; ratios ${w.cold_start_ms.bundle.ratio} / ${w.cold_start_ms.dist.ratio}`,

@@ -9,7 +9,13 @@ import type { Contract } from "./api/contract/types.js";
 import { Directory } from "./api/directory.js";
 import { unknownSensitiveEntries } from "./api/offer-summary.js";
 import { resolveRoutes } from "./api/routes.js";
-import { type Config, ConfigError, type ConfigSources, loadConfig } from "./config.js";
+import {
+  type Config,
+  ConfigError,
+  type ConfigSources,
+  loadConfig,
+  sandboxRequested,
+} from "./config.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
 import { deliverability } from "./inventory/deliverable.js";
 import { INVENTORY } from "./inventory/index.js";
@@ -17,7 +23,7 @@ import { createLogger, SecretRedactor } from "./log.js";
 import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
 import type { Sandbox } from "./sandbox/index.js";
-import { createMcpServer, type ServerDeps } from "./server.js";
+import { type CallerSpec, createMcpServer, type ServerDeps } from "./server.js";
 import { FleetCheck } from "./state/fleet-check.js";
 import { StateKeys } from "./state/keys.js";
 import { connectRedis, type SharedRedis } from "./state/redis.js";
@@ -99,6 +105,7 @@ export async function prepare(
     await sandbox?.close();
     throw error;
   }
+  if (contract) config.warnings.push(...contract.warnings);
   if (contract && config.api.routesFile)
     config.warnings.push(
       `PORTFOLIO_ROUTES_FILE (${config.api.routesFile}) is ignored: the contract in ${contract.source} gives every operation its method and path.`,
@@ -150,20 +157,10 @@ export async function prepare(
   };
 }
 
-/**
- * Wires the server: configuration, logger, API client, then one transport. Returns a function
- * that stops everything in order.
- */
-export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
-  const {
-    config,
-    api,
-    logger,
-    metrics,
-    sandbox,
-    redis,
-    close: shutdownUpstream,
-  } = await prepare(options);
+/** What a server needs besides its caller: built once, shared by every session. */
+async function serverDeps(options: AppOptions) {
+  const prepared = await prepare(options);
+  const { config, api, logger, metrics, sandbox, redis } = prepared;
   for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
     logger.warn(warning);
   const writes = config.writes.readOnly
@@ -177,29 +174,43 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     writes: writes && { gate: writes.gate, mode: writes.mode, sealer: writes.sealer },
     allowSensitive: new Set(config.writes.allowSensitive),
   };
+  return { ...prepared, deps, fleet: writes?.fleet ?? null };
+}
 
-  if (options.transport === "stdio") {
-    const stop = async () => {
-      await shutdownUpstream();
-      process.exit(0);
-    };
-    const { serveStdio } = await import("./transport/stdio.js");
-    const sessionId = `stdio-${randomUUID()}`;
-    serveStdio(
-      () =>
-        createMcpServer(deps, {
-          sessionId,
-          delegatedUser: config.api.delegatedUser,
-          client: null,
-          readOnly: false,
-          allowedTools: null,
-        }),
-      logger,
-      stop,
-      config.server.maxBodyBytes,
-    );
-    return stop;
-  }
+/**
+ * Everything the stdio server needs, prepared while its transport already answers discovery
+ * (src/app-stdio.ts): configuration, the embedded sandbox, the contract, the API client, the
+ * write journal, and the one caller a stdio process serves.
+ */
+export async function prepareStdio(options: AppOptions) {
+  const sandbox = options.sandbox || sandboxRequested(options.sources.env ?? process.env);
+  const { config, logger, deps, close } = await serverDeps({ ...options, sandbox });
+  const caller: CallerSpec = {
+    sessionId: `stdio-${randomUUID()}`,
+    delegatedUser: config.api.delegatedUser,
+    client: null,
+    readOnly: false,
+    allowedTools: null,
+  };
+  return { deps, caller, logger, maxMessageBytes: config.server.maxBodyBytes, close };
+}
+
+/**
+ * Wires the HTTP server: configuration, logger, API client, then the transport. Returns a
+ * function that stops everything in order.
+ */
+export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
+  const {
+    config,
+    api,
+    logger,
+    metrics,
+    redis,
+    sandbox,
+    deps,
+    fleet,
+    close: shutdownUpstream,
+  } = await serverDeps(options);
 
   const { serveHttp } = await import("./transport/http.js");
   const { RedisRateLimiter } = await import("./transport/rate-limit.js");
@@ -238,7 +249,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     logger.warn(
       "PORTFOLIO_OAUTH_ISSUER is set without PORTFOLIO_PUBLIC_URL: the resource URL clients are told (and tokens must be issued for) is the bound address; behind a reverse proxy, set PORTFOLIO_PUBLIC_URL to the address clients use",
     );
-  const readiness = new Readiness(api, Date.now, redis, writes?.fleet ?? null);
+  const readiness = new Readiness(api, Date.now, redis, fleet);
   const http = await serveHttp({
     host: options.host,
     port: options.port,

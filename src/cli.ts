@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseFlags, UsageError } from "./cli-args.js";
-import { describeVariables, sandboxRequested, type VariableName } from "./config.js";
+import type { VariableName } from "./config.js";
 import { VERSION } from "./version.js";
 
 const FLAG_VARIABLES: Record<string, VariableName> = {
@@ -15,7 +15,8 @@ const FLAG_VARIABLES: Record<string, VariableName> = {
   "log-level": "PORTFOLIO_LOG_LEVEL",
 };
 
-function usage(): string {
+async function usage(): Promise<string> {
+  const { describeVariables } = await import("./config.js");
   const variables = describeVariables()
     .map(({ name, description }) => `  ${name.padEnd(36)} ${description}`)
     .join("\n");
@@ -80,10 +81,10 @@ async function main(argv: string[]): Promise<void> {
     },
   });
   if (values.version) return void process.stdout.write(`${VERSION}\n`);
-  if (values.help) return void process.stdout.write(`${usage()}\n`);
+  if (values.help) return void process.stdout.write(`${await usage()}\n`);
   const [command, ...extra] = positionals;
   if ((command !== undefined && command !== "serve" && command !== "doctor") || extra.length > 0) {
-    process.stderr.write(`Unknown command: ${positionals.join(" ")}\n\n${usage()}\n`);
+    process.stderr.write(`Unknown command: ${positionals.join(" ")}\n\n${await usage()}\n`);
     process.exitCode = 2;
     return;
   }
@@ -96,10 +97,25 @@ async function main(argv: string[]): Promise<void> {
     const value = (values as Record<string, unknown>)[flag];
     if (typeof value === "string") flags[variable] = value;
   }
-  const sandbox = values.sandbox === true || sandboxRequested(process.env);
   const sources = { env: process.env, flags };
-
+  // Over stdio, the transport starts first and answers discovery while the rest loads behind
+  // it (src/app-stdio.ts); PORTFOLIO_SANDBOX is read there, with the rest of the configuration.
+  if (command !== "doctor" && !values.http) {
+    const stop = (await import("./app-stdio.js")).startStdio({
+      transport: "stdio",
+      sandbox: values.sandbox === true,
+      port,
+      host: values.host ?? "127.0.0.1",
+      sources,
+    });
+    process.once("SIGINT", () => void stop());
+    process.once("SIGTERM", () => void stop());
+    return;
+  }
   const { prepare, startApp } = await import("./app.js");
+  const { sandboxRequested } = await import("./config.js");
+  const sandbox = values.sandbox === true || sandboxRequested(process.env);
+
   if (command === "doctor") {
     const { exitCode, formatTable, runDoctor } = await import("./doctor.js");
     const { deploymentOffer, formatOffer } = await import("./doctor-offer.js");
@@ -122,7 +138,7 @@ async function main(argv: string[]): Promise<void> {
   }
 
   const stop = await startApp({
-    transport: values.http ? "http" : "stdio",
+    transport: "http",
     sandbox,
     port,
     host: values.host ?? "127.0.0.1",

@@ -31,9 +31,9 @@ const LAYERS: Array<[string, RegExp]> = [
   ["longtail", /^src\/longtail\//],
   ["inventory", /^src\/inventory\/(index|allowlist|deliverable)\.ts$/],
   ["mcp", /^src\/mcp\//],
-  ["server", /^src\/server\.ts$/],
+  ["server", /^src\/server(-shell)?\.ts$/],
   ["transport", /^src\/transport\//],
-  ["app", /^src\/(app|doctor|doctor-offer)\.ts$/],
+  ["app", /^src\/(app|app-stdio|doctor|doctor-offer)\.ts$/],
   ["cli", /^src\/cli\.ts$/],
 ];
 const SANDBOX_MAY_USE = /^src\/(sandbox\/|log\.ts|cli-args\.ts|field-errors\.ts|closest\.ts)/;

@@ -27,11 +27,7 @@ export const operationStatus = z
   .max(180)
   .describe("An operation_status taxonomy code, or active (sourcing to livraison).");
 
-export const exactName = z
-  .string()
-  .min(1)
-  .max(255)
-  .describe("Exact name; case and surrounding spaces ignored.");
+export const exactName = z.string().min(1).max(255).describe("Exact name.");
 
 export const DEAL_STATUSES = [
   "sourcing",
@@ -232,8 +228,8 @@ const savedViewFields = {
       (name) => normaliseViewName(name).length <= VIEW_NAME_MAX,
       `must have at most ${VIEW_NAME_MAX} characters once spaces are collapsed`,
     )
-    .describe(`1-${VIEW_NAME_MAX} characters; spaces are trimmed and collapsed.`),
-  type: z.enum(VIEW_TYPES).describe("What the view lists: operations, deals or operateurs."),
+    .describe(`At most ${VIEW_NAME_MAX} characters.`),
+  type: z.enum(VIEW_TYPES),
   // The keys and columns of each type are named by the refusal of a wrong one: listing them
   // all here would cost every session a kilobyte of context for a rarely used tool.
   filters: openObject.describe(

@@ -5,7 +5,7 @@ import { record } from "../api/response.js";
 import { ALERT_STATUSES, businessDate, SEVERITIES } from "../api/schemas.js";
 import { UserFacingError } from "../errors.js";
 import { type Domain, defineTool, type ToolContext } from "../inventory/types.js";
-import { alerts as alertItems } from "../toolkit/present.js";
+import { alerts as alertItems, metricAgainstThreshold } from "../toolkit/present.js";
 import { listTool } from "../toolkit/read-tools.js";
 import { given, lookUp } from "../toolkit/write-tools.js";
 import { quote } from "../writes/display.js";
@@ -85,7 +85,7 @@ export const alerts: Domain = {
       name: "act_on_alert",
       title: "Act on an alert",
       description:
-        "Drafts a move on one alert, sent once the user confirms: acknowledge, resolve, postpone (until required) or false_positive; optional comment. Resolved and false_positive are final.",
+        "Drafts a move on one alert (postpone needs until), sent once the user confirms. resolve and false_positive are final.",
       family: "alerts",
       // destructiveHint true: the hints cover the tool's every action, and resolve and
       // false_positive close the alert for good (no route reopens it; postpone also replaces
@@ -151,7 +151,7 @@ export const alerts: Domain = {
           excerpt: args.comment,
           preview: {
             action: args.until ? `${move.action} until ${args.until}` : move.action,
-            target: `${code(alert.severity)} alert ${title} (${code(alert.alert_type)}, ${code(status)})${operation ? ` on ${operation}` : ""}`,
+            target: `${code(alert.severity)} alert ${title} (${[code(alert.alert_type), code(status), ...metricAgainstThreshold(alert.metric)].join(", ")})${operation ? ` on ${operation}` : ""}`,
             fields: body,
             billable: false,
           },

@@ -1,11 +1,29 @@
 import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
-import { record } from "../api/response.js";
+import { asListPage, record } from "../api/response.js";
 import { businessDate, uuid } from "../api/schemas.js";
 import { invalidArguments, UserFacingError } from "../errors.js";
-import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
-import { calendarItem, isProposal, presentCalendarEvent } from "../toolkit/present.js";
+import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../inventory/types.js";
+import { calendarItem, detail, isProposal, presentCalendarEvent } from "../toolkit/present.js";
 import { fetchDetail, listTool } from "../toolkit/read-tools.js";
+
+/** Unread notifications listed, newest first: the contract's own list, when this key has it. */
+const UNREAD_SHOWN = 20;
+async function unreadNotifications(
+  ctx: ToolContext,
+): Promise<{ unread: Record<string, unknown>[] } | { note: string }> {
+  const op = ctx.offer.offered.get("notifications_list");
+  if (!op)
+    return {
+      note: "The unread notifications cannot be listed: this key is not offered notifications_list.",
+    };
+  const result = await ctx.api.send(
+    op,
+    { query: { unread_only: "true", limit: UNREAD_SHOWN } },
+    { signal: ctx.signal, delegatedUser: ctx.session.delegatedUser },
+  );
+  return { unread: asListPage(result.data).items.map(record) };
+}
 
 /** What is due (the calendar) and what calls for attention (notifications). */
 export const calendar: Domain = {
@@ -14,7 +32,7 @@ export const calendar: Domain = {
       name: "list_calendar_events",
       title: "List calendar events",
       description:
-        "Calendar events (deadlines, reporting due dates, AGs, maturities) in date order, compact, filtered by dates (inclusive), type or operation. Paged.",
+        "Calendar events (deadlines, reporting dates, AGs, maturities, proposals) in date order, compact, filtered by dates, type or operation. Paged.",
       family: "calendar",
       operation: "calendar_list",
       item: calendarItem,
@@ -23,16 +41,14 @@ export const calendar: Domain = {
       // The API pages the calendar but filters nothing (spec part 4): these are served here.
       local: {
         shape: {
-          from: businessDate.optional().describe("First event_date to include (YYYY-MM-DD)."),
-          to: businessDate.optional().describe("Last event_date to include (YYYY-MM-DD)."),
+          from: businessDate.optional().describe("First event_date included."),
+          to: businessDate.optional().describe("Last event_date included."),
           event_type: z
             .string()
             .min(1)
             .max(50)
             .optional()
-            .describe(
-              "covenant_deadline, reporting_due, ag_date, echeance, custom... (open list).",
-            ),
+            .describe("covenant_deadline, reporting_due, ag_date, echeance..."),
           operation_id: uuid.optional().describe("Only events linked to this operation."),
           undecided_proposals: z
             .boolean()
@@ -77,16 +93,23 @@ export const calendar: Domain = {
       family: "calendar",
       annotations: READ_ONLY,
       operations: ["notifications_unread_count"],
-      input: z.strictObject({}),
-      output: z.object({ count: z.int(), has_critical: z.boolean() }),
-      async run(_args, ctx) {
+      input: z.strictObject({
+        list: z.boolean().optional().describe(`true: also the unread ones, newest first.`),
+      }),
+      output: z.object({
+        count: z.int(),
+        has_critical: z.boolean(),
+        unread: z.array(detail).optional(),
+        note: z.string().optional(),
+      }),
+      async run({ list }, ctx) {
         const data = await fetchDetail("notifications_unread_count", {}, ctx);
-        return {
-          structured: {
-            count: typeof data.count === "number" ? data.count : 0,
-            has_critical: data.has_critical === true,
-          },
+        const counted = {
+          count: typeof data.count === "number" ? data.count : 0,
+          has_critical: data.has_critical === true,
         };
+        if (!list) return { structured: counted };
+        return { structured: { ...counted, ...(await unreadNotifications(ctx)) } };
       },
     }),
   ],

@@ -13,8 +13,7 @@ export const deals: Domain = {
     listTool({
       name: "list_deals",
       title: "List deals",
-      description:
-        "Pre-closing pipeline deals, compact. Filter by status (sourcing, analyse, due_diligence, comite, closing, abandonne). Paged.",
+      description: "Pre-closing pipeline deals, compact, filtered by status. Paged.",
       family: "deals",
       operation: "deals_list",
       item: dealItem,

@@ -1,10 +1,18 @@
 import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
 import { asListPage, record } from "../api/response.js";
-import { normaliseViewName, VIEW_TYPES, type ViewType, viewStateIssues } from "../api/schemas.js";
+import {
+  normaliseViewName,
+  VIEW_COLORS,
+  VIEW_ICONS,
+  VIEW_TYPES,
+  type ViewType,
+  viewStateIssues,
+} from "../api/schemas.js";
 import { invalidArguments, UserFacingError } from "../errors.js";
 import { fieldPath } from "../field-errors.js";
 import { type Domain, defineTool } from "../inventory/types.js";
+import { jsonObject, jsonText } from "../toolkit/json-text.js";
 import {
   dashboardItem,
   presentDashboard,
@@ -19,6 +27,32 @@ import { outcomeSchema } from "../writes/outcome.js";
 const q = CATALOGUE;
 const dashboardFields = Object.keys(q.custom_dashboard_create.body.shape);
 const viewFields = ["name", "type", "filters", "columns", "sort", "icon", "color", "is_default"];
+
+/** The free-form parts of a dashboard, as JSON text (toolkit/json-text.ts). */
+const dashboardInput = z.strictObject({
+  ...q.custom_dashboard_create.body.shape,
+  layout: jsonText(z.array(jsonObject).max(50), "JSON array of widgets (at most 50).").optional(),
+  filters: jsonText(jsonObject, "JSON object.").optional(),
+  default_scope: jsonText(jsonObject, "JSON object.").optional(),
+});
+
+const viewBody = q.saved_view_create.body.shape;
+/** A view's filters, as JSON text: their keys depend on the view's type. */
+const viewFilters = jsonText(
+  jsonObject,
+  "JSON object, at most 24 keys of the view's type (operations views take statut, not status).",
+).optional();
+/** The view's rules of state (type, filters, columns, sort), each refusal naming its field. */
+function checkView(view: Parameters<typeof viewStateIssues>[0], ctx: z.RefinementCtx) {
+  for (const issue of viewStateIssues(view)) ctx.addIssue({ code: "custom", ...issue });
+}
+/** An icon or colour that may be cleared: the API clears it on null, which here means absent. */
+const clearable = <const T extends readonly [string, ...string[]]>(values: T, what: string) =>
+  z
+    .enum([...values, "none"])
+    .optional()
+    .describe(`"none" clears the ${what}.`);
+const cleared = (value: string | undefined) => (value === "none" ? null : value);
 
 /** The delegated user's own things (spec part 5: /users/me*): profile, views, dashboards. */
 export const me: Domain = {
@@ -39,6 +73,10 @@ export const me: Domain = {
       operation: "saved_views_list",
       item: savedViewItem,
       present: presentSavedView,
+      local: {
+        shape: { type: z.enum(VIEW_TYPES).optional().describe("Only views of this type.") },
+        keep: ({ type }) => (type === undefined ? null : (raw) => record(raw).type === type),
+      },
       pageable: false,
       narrowHint: "none",
     }),
@@ -50,6 +88,16 @@ export const me: Domain = {
       operation: "custom_dashboards_list",
       item: dashboardItem,
       present: presentDashboard,
+      local: {
+        shape: {
+          shared: z
+            .boolean()
+            .optional()
+            .describe("true: only those shared by link; false: the others."),
+        },
+        keep: ({ shared }) =>
+          shared === undefined ? null : (raw) => (record(raw).is_shared === true) === shared,
+      },
       pageable: false,
       narrowHint: "none",
     }),
@@ -58,13 +106,13 @@ export const me: Domain = {
       name: "create_custom_dashboard",
       title: "Create a custom dashboard",
       description:
-        "Drafts a custom dashboard for the user this server acts for. Nothing is written until the user confirms it.",
+        "Drafts a custom dashboard for the user this server acts for, created once the user confirms.",
       family: "me",
       annotations: CREATES,
       operations: ["custom_dashboard_create"],
       writes: ["custom_dashboard_create"],
       output: outcomeSchema,
-      input: q.custom_dashboard_create.body,
+      input: dashboardInput,
       draft: async (args) => {
         const body = given(args, dashboardFields);
         return {
@@ -84,13 +132,13 @@ export const me: Domain = {
       name: "create_saved_view",
       title: "Create a saved view",
       description:
-        "Drafts a saved view (filters, columns, sort) for the user this server acts for. Operations views take statut, not status. Nothing is written until the user confirms it.",
+        "Drafts a saved view (filters, columns, sort) for the user this server acts for, created once the user confirms.",
       family: "me",
       annotations: CREATES,
       operations: ["saved_view_create"],
       writes: ["saved_view_create"],
       output: outcomeSchema,
-      input: q.saved_view_create.body,
+      input: z.strictObject({ ...viewBody, filters: viewFilters }).superRefine(checkView),
       draft: async (args) => {
         const body = given(args, viewFields);
         return {
@@ -110,7 +158,7 @@ export const me: Domain = {
       name: "update_saved_view",
       title: "Update a saved view",
       description:
-        "Drafts a change to one of the user's saved views: only the fields given change; null clears icon or color. Nothing is written until the user confirms it.",
+        "Drafts a change to one of the user's saved views (only the fields given), made once the user confirms.",
       family: "me",
       annotations: {
         readOnlyHint: false,
@@ -125,12 +173,16 @@ export const me: Domain = {
         .strictObject({
           view_id: q.saved_view_update.params.shape.view_id,
           ...q.saved_view_update.body.shape,
+          filters: viewFilters,
+          icon: clearable(VIEW_ICONS, "icon"),
+          color: clearable(VIEW_COLORS, "colour"),
         })
         .refine((a) => Object.keys(a).some((k) => k !== "view_id"), {
           path: ["view_id"],
           message: "needs at least one field to change beside it",
         }),
-      async draft(args, ctx) {
+      async draft(input, ctx) {
+        const args = { ...input, icon: cleared(input.icon), color: cleared(input.color) };
         const views = asListPage(await lookUp(ctx, "saved_views_list", {})).items.map(record);
         const current = views.find(
           (v) => String(v.id).toLowerCase() === args.view_id.toLowerCase(),

@@ -41,7 +41,7 @@ export const operations: Domain = {
       name: "list_operations",
       title: "List operations",
       description:
-        "Operations, compact (id, name, status, phase, SPV, amounts), filtered by name, status (a code from get_taxonomies, or active) or SPV. Paged: total, next_offset.",
+        "Operations, compact (id, name, status, phase, SPV, amounts), filtered by name, status (a get_taxonomies code, or active) or SPV. Paged.",
       family: "operations",
       operation: "operations_list",
       item: operationItem,
@@ -54,9 +54,7 @@ export const operations: Domain = {
             .min(2)
             .max(100)
             .optional()
-            .describe(
-              "Part of the name, case and accents ignored; the server searches up to 2,000 operations for it.",
-            ),
+            .describe("Part of the name; case and accents ignored."),
         },
         keep({ name_contains }) {
           if (typeof name_contains !== "string") return null;
@@ -96,7 +94,7 @@ export const operations: Domain = {
       name: "get_operation_timeline",
       title: "Get an operation's timeline",
       description:
-        "One operation's history, newest first: status changes, notes, alerts, past events, documents, tasks, repayments; since/until inclusive. Paged. narrative=true adds the API's French narrative (last 90 days).",
+        "One operation's history, newest first (status changes, notes, alerts, events, documents, tasks, repayments). Paged. narrative=true adds the API's French summary of 90 days.",
       family: "operations",
       annotations: READ_ONLY,
       operations: ["operation_timeline", "operation_narrative"],
@@ -142,7 +140,7 @@ export const operations: Domain = {
       name: "create_operation_note",
       title: "Create a follow-up note",
       description:
-        "Drafts a follow-up note on an operation. Nothing is written until the user confirms this exact note. Give content (or text); note_type is reporting, call, comite, risque or libre.",
+        "Drafts a follow-up note on an operation, written once the user confirms this exact note. Give content (or text).",
       family: "operations",
       annotations: CREATES,
       operations: ["operation_get", "operation_note_create"],

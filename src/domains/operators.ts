@@ -16,7 +16,7 @@ export const operators: Domain = {
       name: "find_operators",
       title: "Find operators",
       description:
-        "Operators (developers, asset managers...), compact. Use name for an exact match or search for part of a name, not both. Paged.",
+        "Operators (developers, asset managers...), compact; name (exact) or search (part of a name). Paged.",
       family: "operators",
       operation: "operators_list",
       item: operatorItem,

@@ -7,17 +7,38 @@ import { detailTool, fetchDetail } from "../toolkit/read-tools.js";
 
 const q = CATALOGUE;
 
+/** The six taxonomy dimensions (spec part 2). */
+const DIMENSIONS = [
+  "operation_status",
+  "investment_type",
+  "operation_type",
+  "asset_class",
+  "internal_status",
+  "operational_status",
+] as const;
+
 /** The codes filters take and the definitions of business fields (spec part 2). */
 export const reference: Domain = {
   tools: [
     detailTool({
       name: "get_taxonomies",
       title: "Taxonomies",
-      description:
-        "Codes of the six dimensions (operation_status, investment_type, operation_type, asset_class, internal_status, operational_status). Filters take these codes, never labels.",
+      description: "Codes of the six taxonomy dimensions. Filters take these codes, never labels.",
       family: "reference",
       operation: "taxonomies_get",
+      input: z.strictObject({
+        dimension: z.enum(DIMENSIONS).optional().describe("Only this dimension."),
+      }),
       toRequest: () => ({}),
+      select: (taxonomies, { dimension }) =>
+        dimension === undefined || !Array.isArray(taxonomies.dimensions)
+          ? taxonomies
+          : {
+              ...taxonomies,
+              dimensions: taxonomies.dimensions.filter(
+                (d) => (d as { dimension?: unknown })?.dimension === dimension,
+              ),
+            },
     }),
     defineTool({
       kind: "run",

@@ -1,7 +1,15 @@
 import { z } from "zod";
 import { XLSX_MIME } from "../api/response.js";
+import { UserFacingError } from "../errors.js";
 import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../inventory/types.js";
-import { previewText, saveExport, summariseWorkbook, workbookSummary } from "../toolkit/inrev.js";
+import {
+  previewText,
+  SHEET_PREVIEW_ROWS,
+  saveExport,
+  summariseWorkbook,
+  workbookSummary,
+} from "../toolkit/inrev.js";
+import { quote } from "../writes/display.js";
 
 const INREV_URI = "portfolio://reports/inrev";
 
@@ -20,16 +28,28 @@ export const reporting: Domain = {
       kind: "run",
       name: "export_inrev_report",
       title: "Export the INREV report",
-      description: `The entity's INREV reporting workbook (XLSX): a preview of each sheet, and a link to the file (${INREV_URI}).`,
+      description: `The entity's INREV reporting workbook (XLSX): a preview of each sheet and a link to the file (${INREV_URI}).`,
       family: "reporting",
       annotations: READ_ONLY,
       operations: ["reports_inrev"],
-      input: z.strictObject({}),
+      input: z.strictObject({
+        sheet: z
+          .string()
+          .max(100)
+          .optional()
+          .describe(`One sheet by name, previewed in up to ${SHEET_PREVIEW_ROWS} rows.`),
+      }),
       output: workbookSummary,
-      async run(_args, ctx) {
+      async run({ sheet }, ctx) {
         const bytes = await inrevWorkbook(ctx);
         const fileName = `inrev-report-${new Date().toISOString().slice(0, 10)}.xlsx`;
-        const summary = await summariseWorkbook(bytes, fileName);
+        const summary = await summariseWorkbook(bytes, fileName, sheet);
+        if (sheet !== undefined && summary.sheets.length === 0) {
+          const names = (await summariseWorkbook(bytes, fileName)).sheets.map((s) => s.name);
+          throw new UserFacingError(
+            `The INREV workbook has no sheet ${quote(sheet, 100)}; its sheets: ${names.join(", ")}.`,
+          );
+        }
         const savedPath = ctx.exportDir ? await saveExport(ctx.exportDir, fileName, bytes) : null;
         return {
           structured: { ...summary, saved_path: savedPath },

@@ -46,7 +46,7 @@ export const workflows: Domain = {
       name: "create_workflow_from_recommendation",
       title: "Create a workflow from a recommendation",
       description:
-        "Drafts a workflow from a validated recommendation (see preview_workflow_recommendations). Nothing is created until the user confirms it.",
+        "Drafts a workflow from a validated recommendation (preview_workflow_recommendations); created once the user confirms.",
       family: "workflows",
       annotations: {
         readOnlyHint: false,

@@ -2,6 +2,7 @@ import type { Operation } from "../api/catalogue.js";
 import { sensitivity } from "../api/offer.js";
 import { record } from "../api/response.js";
 import type { ToolContext } from "../inventory/types.js";
+import { metricAgainstThreshold } from "../toolkit/present.js";
 import { quote } from "../writes/display.js";
 import type { Preview } from "../writes/intent.js";
 
@@ -40,27 +41,118 @@ async function targetOf(
   ctx: ToolContext,
 ): Promise<string> {
   const ids = Object.entries(path).map(([name, value]) => `${name} ${String(value)}`);
-  const read = subjectRead(op, ctx);
-  if (read) {
-    const wanted = placeholders(read.path);
-    try {
-      const result = await ctx.api.send(
-        read,
-        { path: Object.fromEntries(wanted.map((name) => [name, path[name]])) },
-        { signal: ctx.signal, delegatedUser: ctx.session.delegatedUser },
-      );
-      const name = nameOf(record(result.data));
-      if (name) {
-        const others = ids.filter((id) => !wanted.some((w) => id.startsWith(`${w} `)));
-        return [`${read.family} ${quote(name)}`, ...others].join(", ");
-      }
-    } catch {
-      // Refused or gone: the ids say what the write targets; the API decides.
-    }
+  const found = await subjectOf(op, path, ctx);
+  if (found) {
+    const { read, subject, params } = found;
+    const name = nameOf(subject);
+    const details = await decisionFields(subject, ctx);
+    const own = ids.filter((id) => params.some((w) => id.startsWith(`${w} `)));
+    const others = ids.filter((id) => !params.some((w) => id.startsWith(`${w} `)));
+    const label = name ? `${read.family} ${quote(name)}` : own.join(", ");
+    return [`${label}${details.length > 0 ? ` (${details.join(", ")})` : ""}`, ...others].join(
+      ", ",
+    );
   }
   if (ids.length > 0) return ids.join(", ");
   const created = nameOf(body);
   return created ? `a new record in ${op.family}: ${quote(created)}` : `${op.family}`;
+}
+
+/**
+ * The record a write touches, as the API shows it: through the read whose path the write's
+ * extends (`/alerts/{alert_id}` for `/alerts/{alert_id}/acknowledge`); when the contract has no
+ * such read (tasks), found by its id in the family's list that needs no parameter (the board).
+ * Refused or gone: null, and the ids say what the write targets; the API decides.
+ */
+async function subjectOf(
+  op: Operation,
+  path: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<{ read: Operation; subject: Record<string, unknown>; params: string[] } | null> {
+  const send = (read: Operation, input: object) =>
+    ctx.api.send(read, input, { signal: ctx.signal, delegatedUser: ctx.session.delegatedUser });
+  const read = subjectRead(op, ctx);
+  try {
+    if (read) {
+      const params = placeholders(read.path);
+      const input = { path: Object.fromEntries(params.map((name) => [name, path[name]])) };
+      return { read, subject: record((await send(read, input)).data), params };
+    }
+    const [param] = placeholders(op.path);
+    const id = param ? path[param] : undefined;
+    if (typeof id !== "string") return null;
+    for (const list of familyLists(op, ctx)) {
+      const subject = findById((await send(list, {})).data, id);
+      if (subject) return { read: list, subject, params: [param!] };
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/** The family's offered list reads that take no parameter (the tasks board), at most two. */
+function familyLists(op: Operation, ctx: ToolContext): Operation[] {
+  return [...ctx.offer.offered.values()]
+    .filter(
+      (candidate) =>
+        candidate.family === op.family &&
+        candidate.kind === "read" &&
+        candidate.method === "GET" &&
+        placeholders(candidate.path).length === 0,
+    )
+    .slice(0, 2);
+}
+
+/** The object with this id anywhere in an answer (items, columns of a board). */
+function findById(value: unknown, id: string): Record<string, unknown> | null {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = findById(item, id);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (!value || typeof value !== "object") return null;
+  const object = value as Record<string, unknown>;
+  if (typeof object.id === "string" && object.id.toLowerCase() === id.toLowerCase()) return object;
+  return findById(Object.values(object), id);
+}
+
+/**
+ * The fields of the target a decision depends on, from the record read to name it (a rule, not a
+ * table per operation): its kind and state (`*_type`, `status`, `severity`), its dates (`*_date`,
+ * `due*`, `*_until`), a metric against its threshold, and the operation it belongs to, by name.
+ */
+async function decisionFields(subject: Record<string, unknown>, ctx: ToolContext) {
+  const shown: string[] = [];
+  for (const [key, value] of Object.entries(subject)) {
+    if (value === null || value === undefined || value === "") continue;
+    if (/(^|_)type$|^status$|^severity$/.test(key) && typeof value === "string")
+      shown.push(`${key} ${quote(value, 60)}`);
+    else if (/(^|_)date$|^due|_until$/.test(key) && typeof value === "string")
+      shown.push(`${key} ${quote(value, 40)}`);
+    else if (key === "metric") shown.push(...metricAgainstThreshold(value));
+  }
+  const operation = await operationName(subject.operation_id, ctx);
+  if (operation) shown.push(`operation ${quote(operation)}`);
+  return shown;
+}
+
+/** The name of the operation a record belongs to, when this caller may read it. */
+async function operationName(id: unknown, ctx: ToolContext): Promise<string | null> {
+  const read = ctx.api.routes.get("operation_get");
+  if (typeof id !== "string" || !read || !ctx.offer.offered.has(read.id)) return null;
+  try {
+    const result = await ctx.api.send(
+      read,
+      { path: { operation_id: id } },
+      { signal: ctx.signal, delegatedUser: ctx.session.delegatedUser },
+    );
+    return nameOf(record(result.data));
+  } catch {
+    return null; // the id is in the fields the API records; the name is a courtesy
+  }
 }
 
 function subjectRead(op: Operation, ctx: ToolContext): Operation | null {

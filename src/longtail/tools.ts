@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Operation } from "../api/catalogue.js";
 import type { ApiResult } from "../api/client.js";
-import { closest } from "../closest.js";
+import { closest, editDistance } from "../closest.js";
 import { invalidArguments, UserFacingError, userMessage } from "../errors.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { EXCHANGE_OPERATION } from "../http/attempts.js";
@@ -14,6 +14,7 @@ import {
   type ToolContext,
   type ToolDraft,
 } from "../inventory/types.js";
+import { jsonObject, jsonText } from "../toolkit/json-text.js";
 import { onlyTheApiKnew, refusalsOf, rememberRefusal } from "../toolkit/refusals.js";
 import { firstWords } from "../writes/display.js";
 import { outcomeSchema } from "../writes/outcome.js";
@@ -30,23 +31,37 @@ import { type ReadAnswer, shapeAnswer } from "./shape.js";
  */
 
 const MAX_RESULTS = 5;
-const part = z.record(z.string(), z.unknown());
+/** Path, query and body as JSON text: their shape is the operation's, which no listing can say. */
 const callInput = {
   operation: z.string().min(1).max(128).describe("An id from find_api_operations."),
-  path: part.optional().describe("Path parameters."),
-  query: part.optional().describe("Query parameters."),
-  body: part.optional().describe("The JSON body (multipart: its fields; files as described)."),
+  path: jsonText(jsonObject, "JSON object of path parameters.").optional(),
+  query: jsonText(jsonObject, "JSON object of query parameters.").optional(),
+  body: jsonText(jsonObject, "JSON body (multipart: its fields).", 2_200_000).optional(),
 };
 
 const indexes = new WeakMap<object, OperationIndex>();
 
+/**
+ * The operations a search looks through: those offered, and those the key's contract has but
+ * this deployment hides (hidden is not absent: they are found, marked "not offered here" with
+ * the reason and the setting, so the model tells the user rather than substitutes another).
+ */
 function indexFor(ctx: ToolContext): OperationIndex {
   let index = indexes.get(ctx.offer);
   if (!index) {
-    index = new OperationIndex([...ctx.offer.offered.values()].map(searchableOf));
+    index = new OperationIndex([...ctx.offer.routes.values()].map(searchableOf));
     indexes.set(ctx.offer, index);
   }
   return index;
+}
+
+/** What a read that creates something makes: "an export request" (rgpd_export_create, 202). */
+function creation(op: Operation): string | null {
+  const status = op.contract?.creates;
+  if (!status || op.kind !== "read") return null;
+  const what = /([a-z]+)_create$/.exec(op.id)?.[1] ?? "new";
+  const noun = `${what} ${status === 202 ? "request" : "record"}`;
+  return `creates ${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun}: run it only to make one`;
 }
 
 const found = z.object({
@@ -62,6 +77,10 @@ const found = z.object({
   }),
   tool: z.string().optional(),
   refused: z.string().optional(),
+  not_offered: z
+    .string()
+    .optional()
+    .describe("Why this server does not offer it, and the setting that would."),
 });
 
 const findApiOperations = defineTool({
@@ -69,7 +88,7 @@ const findApiOperations = defineTool({
   name: "find_api_operations",
   title: "Find API operations",
   description:
-    "Searches the API operations this key may call (French or English: what the user wants done). Returns up to 5, each with its id, kind and input (* required); call a read with call_api_read, draft a write with draft_api_write, or use the curated tool named.",
+    "Finds API operations by what the user wants done (French or English): up to 5, each with its id, kind, input (* required) and the tool to use (call_api_read, draft_api_write or a curated one).",
   family: "api",
   annotations: {
     readOnlyHint: true,
@@ -90,7 +109,7 @@ const findApiOperations = defineTool({
     note: z.string().optional(),
   }),
   async run({ query, family, kind }, ctx) {
-    const families = [...new Set([...ctx.offer.offered.values()].map((op) => op.family))];
+    const families = [...new Set([...ctx.offer.routes.values()].map((op) => op.family))];
     if (family !== undefined && !families.includes(family)) {
       const near = closest(family, families);
       throw new UserFacingError(
@@ -100,18 +119,21 @@ const findApiOperations = defineTool({
     const refused = refusalsOf(ctx.session);
     const hits = indexFor(ctx).search(query, { family, kind, limit: MAX_RESULTS });
     const operations = hits.map(({ id }) => {
-      const op = ctx.offer.offered.get(id) as Operation;
-      const tool = ctx.toolFor(id);
+      const op = ctx.offer.routes.get(id) as Operation;
+      const hidden = ctx.offer.hidden.get(id);
+      const tool = hidden ? null : ctx.toolFor(id);
       const why = refused.get(id);
+      const creates = creation(op);
       return {
         id,
         kind: op.kind,
         family: op.family,
         scope: op.scope,
-        use: op.summary,
+        use: creates ? `${op.summary} (${creates})` : op.summary,
         input: signatureOf(op),
         ...(tool ? { tool } : {}),
         ...(why ? { refused: why } : {}),
+        ...(hidden ? { not_offered: hidden } : {}),
       };
     });
     if (operations.length === 0)
@@ -136,15 +158,18 @@ function renderFound(
     input: InputSignature;
     tool?: string;
     refused?: string;
+    not_offered?: string;
   }>,
 ): string {
   return operations
     .map((op) => {
-      const how = op.tool
-        ? `use the tool ${op.tool}`
-        : op.kind === "read"
-          ? "call_api_read"
-          : "draft_api_write";
+      const how = op.not_offered
+        ? `not offered here: ${op.not_offered}`
+        : op.tool
+          ? `use the tool ${op.tool}`
+          : op.kind === "read"
+            ? "call_api_read"
+            : "draft_api_write";
       const lines = [`${op.id} (${op.kind}, ${op.scope}): ${op.use}. → ${how}`];
       for (const place of ["path", "query", "body"] as const)
         if (op.input[place]) lines.push(`  ${place}: ${op.input[place]}`);
@@ -159,7 +184,7 @@ const callApiRead = defineTool({
   name: "call_api_read",
   title: "Call an API read",
   description:
-    "Runs one read operation of the API by id (find_api_operations gives ids and inputs). Lists come as pages with total and next_offset; files as embedded resources.",
+    "Runs one read operation by id (from find_api_operations). Pages carry total and next_offset; files come as resources with their text.",
   family: "api",
   annotations: {
     readOnlyHint: true,
@@ -188,7 +213,7 @@ const callApiRead = defineTool({
       remember(ctx, op, error, refusal.message);
       throw refusal;
     }
-    return shapeAnswer(op, input.path, input.query, result) as {
+    return (await shapeAnswer(op, input.path, input.query, result, ctx)) as {
       structured: ReadAnswer;
       text?: string;
     };
@@ -200,7 +225,7 @@ const draftApiWrite: DraftTool = {
   name: "draft_api_write",
   title: "Draft an API write",
   description:
-    "Drafts one write operation of the API by id (find_api_operations gives ids and inputs). Nothing is written until the user confirms the preview.",
+    "Drafts one write operation by id (from find_api_operations); sent only once the user confirms the preview.",
   family: "api",
   annotations: {
     readOnlyHint: false,
@@ -250,13 +275,22 @@ function offered(id: string, kind: "read" | "write", ctx: ToolContext): Operatio
     );
   const hidden = ctx.offer.hidden.get(id);
   if (hidden) throw new UserFacingError(`${id} is not offered here: ${hidden} (${nothing}).`);
+  // A near miss of a hidden operation is answered as the operation itself: the model must tell
+  // the user what is not offered and why, not be pointed at another operation.
+  // A slip (two edits at most) of an offered id is that id; anything further that is nearer a
+  // hidden one than not is that one, so no offered operation is suggested in its place.
+  const near = closest(id, ctx.offer.offered.keys());
+  const slip = near !== null && editDistance(id.toLowerCase(), near.toLowerCase()) <= 2;
+  const nearest = slip ? null : closest(id, ctx.offer.hidden.keys());
+  const nearHidden = nearest ? ctx.offer.hidden.get(nearest) : undefined;
+  if (nearest && nearHidden)
+    throw new UserFacingError(`${nearest} is not offered here: ${nearHidden} (${nothing}).`);
   // The contract lists the token exchange, but the routes leave it out: saying it has no such
   // operation would be false, and a model would look for a near one.
   if (id === EXCHANGE_OPERATION)
     throw new UserFacingError(
       `${id} is the token exchange: the server signs in by itself when a call needs it, and no tool calls it (${nothing}).`,
     );
-  const near = closest(id, ctx.offer.offered.keys());
   throw new UserFacingError(
     `The API key's contract has no operation ${id}${near ? `; did you mean ${near}?` : "; find_api_operations lists them"} (${nothing}).`,
   );

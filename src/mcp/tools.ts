@@ -25,7 +25,7 @@ import {
 } from "./confirm.js";
 import { logFailure } from "./failures.js";
 import { familyIcons } from "./icons.js";
-import { listedSchema } from "./schema.js";
+import { listedSchema, normaliseArguments } from "./schema.js";
 
 type ListedTool = ListToolsResult["tools"][number];
 
@@ -173,10 +173,10 @@ export function installTools(
               ? `Tool ${tool.name} is not offered here: this client confirms writes in the card shown with each draft, where the person presses Confirm or Cancel.`
               : `Tool ${tool.name} is not offered here: this server has writes confirmed only in the client's own confirmation form or card (PORTFOLIO_CONFIRM leaves two-step out).`,
         );
-      const args = request.params.arguments ?? {};
       // Checked before zod, whose recursive walk would overflow the stack on deep nesting.
-      const deep = tooDeep(args);
+      const deep = tooDeep(request.params.arguments ?? {});
       if (deep) return errorResult(invalidArguments(tool.name, [deep]));
+      const args = normaliseArguments(tool.input, request.params.arguments ?? {});
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) {
         const known = Object.keys(tool.input.shape);

@@ -5,6 +5,8 @@ import { XLSX_MIME } from "../api/response.js";
 
 export const PREVIEW_ROWS = 8;
 export const PREVIEW_COLUMNS = 8;
+/** Rows a preview of one sheet asked for by name may show. */
+export const SHEET_PREVIEW_ROWS = 50;
 
 export const workbookSummary = z.object({
   file_name: z.string(),
@@ -21,17 +23,23 @@ export const workbookSummary = z.object({
       columns: z.int(),
       preview: z
         .array(z.array(z.string()))
-        .describe(`First ${PREVIEW_ROWS} rows, first ${PREVIEW_COLUMNS} columns, as text.`),
+        .describe(
+          `First ${PREVIEW_ROWS} rows (${SHEET_PREVIEW_ROWS} for a sheet asked for), first ${PREVIEW_COLUMNS} columns, as text.`,
+        ),
     }),
   ),
 });
 
 export type WorkbookSummary = z.output<typeof workbookSummary>;
 
-/** Reads a workbook with a real XLSX parser (read-excel-file) and previews each sheet. */
+/**
+ * Reads a workbook with a real XLSX parser (read-excel-file) and previews each sheet (or the
+ * one named, in more rows).
+ */
 export async function summariseWorkbook(
   bytes: Buffer,
   fileName: string,
+  only?: string,
 ): Promise<Omit<WorkbookSummary, "saved_path">> {
   const { default: readXlsxFile } = await import("read-excel-file/node"); // loaded on first export
   const sheets = await readXlsxFile(bytes, { trim: false });
@@ -39,14 +47,16 @@ export async function summariseWorkbook(
     file_name: fileName,
     mime_type: XLSX_MIME,
     size_bytes: bytes.length,
-    sheets: sheets.map(({ sheet, data }) => ({
-      name: sheet,
-      rows: data.length,
-      columns: Math.max(0, ...data.map((row) => row.length)),
-      preview: data
-        .slice(0, PREVIEW_ROWS)
-        .map((row) => row.slice(0, PREVIEW_COLUMNS).map((value) => cellText(value))),
-    })),
+    sheets: sheets
+      .filter(({ sheet }) => only === undefined || sheet === only)
+      .map(({ sheet, data }) => ({
+        name: sheet,
+        rows: data.length,
+        columns: Math.max(0, ...data.map((row) => row.length)),
+        preview: data
+          .slice(0, only === undefined ? PREVIEW_ROWS : SHEET_PREVIEW_ROWS)
+          .map((row) => row.slice(0, PREVIEW_COLUMNS).map((value) => cellText(value))),
+      })),
   };
 }
 

@@ -21,6 +21,8 @@ interface ListCall<T extends object> {
   maxLimit: number;
   /** What the list may take of the result, when something else shares it (a narrative). */
   budget?: number;
+  /** A filter served here on a list the API gives whole. */
+  keep?: (raw: unknown) => boolean;
 }
 
 /** One page, projected and fitted to the budget. */
@@ -30,8 +32,10 @@ export async function listPage<T extends object>(
 ): Promise<Fitted<T>> {
   const page = asListPage(await fetchPage(call, call.query, ctx));
   const offset = typeof call.query.offset === "number" ? call.query.offset : 0;
+  const { keep } = call;
+  const items = keep ? page.items.filter((raw) => keep(raw)) : page.items;
   return fitToBudget(
-    listOutput(page.items.map(call.present), page.total, offset),
+    listOutput(items.map(call.present), keep ? items.length : page.total, offset),
     call.narrowHint,
     call.budget,
   );

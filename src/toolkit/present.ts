@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { record } from "../api/response.js";
+import { quote } from "../writes/display.js";
 
 /**
  * Compact projections: the fields a person scans in a list. Upstream values are taken only
@@ -338,3 +339,13 @@ export const searchHits = projection({
     read: (h) => (typeof h.score === "number" && Number.isFinite(h.score) ? h.score : null),
   },
 });
+
+/** A measure against its threshold, for a preview: decimals as the API wrote them, quoted. */
+export function metricAgainstThreshold(value: unknown): string[] {
+  if (!value || typeof value !== "object") return [];
+  const m = record(value);
+  const unit = typeof m.unit === "string" ? ` ${quote(m.unit, 20)}` : "";
+  return [
+    `${quote(String(m.name ?? "metric"), 60)} ${quote(String(m.value), 40)}${unit} against threshold ${quote(String(m.threshold), 40)}${unit}`,
+  ];
+}

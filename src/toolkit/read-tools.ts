@@ -10,6 +10,7 @@ import {
   type ToolDefinition,
 } from "../inventory/types.js";
 import { filteredPage, listPage, WALK_MAX_ITEMS, walkPages } from "./listing.js";
+import { followUps, type NextStep, nextSteps, renderSteps } from "./next-steps.js";
 import { detail, record } from "./present.js";
 
 /** The shapes and builders every read tool shares: one record, or one list with its paging. */
@@ -17,7 +18,7 @@ import { detail, record } from "./present.js";
 const allPages = z
   .boolean()
   .optional()
-  .describe("Fetch every page (at most 2,000 items) instead of one; reports progress.");
+  .describe("Walks pages while the result fits (2,000 items at most).");
 
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({
@@ -29,7 +30,23 @@ export const listOf = <T extends z.ZodType>(item: T) =>
       .nullable()
       .describe("Pass as offset for the next page; null on the last page."),
     note: z.string().optional(),
+    next: nextSteps,
   });
+
+/** A list result with the follow-ups of its items, named once (toolkit/next-steps.ts). */
+function withNextSteps<L extends object>(
+  fitted: { list: L; text: string },
+  operation: OperationId,
+  ctx: ToolContext,
+): { structured: L & { next?: NextStep[] }; text: string } {
+  const route = ctx.api.routes.get(operation);
+  const next = route ? followUps(route.path, ctx) : [];
+  if (next.length === 0) return { structured: fitted.list, text: fitted.text };
+  return {
+    structured: { ...fitted.list, next },
+    text: `${fitted.text}\n${renderSteps(next)}`,
+  };
+}
 
 /** One complete record, as the API gives it, without share tokens. */
 export async function fetchDetail(
@@ -44,6 +61,25 @@ export async function fetchDetail(
   return withoutShareTokens(record(result.data));
 }
 
+/**
+ * What a record tool without arguments takes: the fields to keep. Every tool declares at least
+ * one input, since Gemini refuses a function whose parameters object has no property and
+ * OpenAI's strict conversion an object with neither properties nor a closed shape.
+ */
+const fields = z
+  .string()
+  .max(300)
+  .optional()
+  .describe("Comma-separated top-level fields to keep; all when absent.");
+
+/** The record with only the fields asked for (all when none), unknown names ignored. */
+function picked(record: Record<string, unknown>, wanted: unknown): Record<string, unknown> {
+  if (typeof wanted !== "string" || wanted.trim() === "") return record;
+  const names = new Set(wanted.split(",").map((n) => n.trim()));
+  const kept = Object.fromEntries(Object.entries(record).filter(([k]) => names.has(k)));
+  return Object.keys(kept).length > 0 ? kept : record;
+}
+
 /** A tool that returns one complete record as the API gives it. */
 export function detailTool(options: {
   name: string;
@@ -51,8 +87,14 @@ export function detailTool(options: {
   description: string;
   family: Family;
   operation: OperationId;
+  /** Its arguments; without them, the tool takes `fields` (which fields of the record to keep). */
   input?: z.ZodObject;
   toRequest?: (args: Record<string, unknown>) => object;
+  /** The part of the record an argument asks for, when one does. */
+  select?: (
+    record: Record<string, unknown>,
+    args: Record<string, unknown>,
+  ) => Record<string, unknown>;
   view?: AppViewName;
 }): ToolDefinition {
   return defineTool({
@@ -64,15 +106,22 @@ export function detailTool(options: {
     ...(options.view ? { view: options.view } : {}),
     annotations: READ_ONLY,
     operations: [options.operation],
-    input: options.input ?? z.strictObject({}),
+    input: options.input ?? z.strictObject({ fields }),
     output: detail,
-    run: async (args, ctx) => ({
-      structured: await fetchDetail(
+    async run(args, ctx) {
+      const record = await fetchDetail(
         options.operation,
         options.toRequest?.(args) ?? { path: args },
         ctx,
-      ),
-    }),
+      );
+      return {
+        structured: options.select
+          ? options.select(record, args)
+          : options.input
+            ? record
+            : picked(record, args.fields),
+      };
+    },
   });
 }
 
@@ -131,17 +180,20 @@ export function listTool<T extends { id: string }>(options: {
         maxLimit: 200,
       };
       const keep = options.local?.keep(rest) ?? null;
+      if (keep && !options.pageable)
+        // A list the API gives whole: filtered here, in one call.
+        return withNextSteps(await listPage({ ...call, keep }, ctx), options.operation, ctx);
       if (keep) {
         const { limit, offset, ...upstream } = query;
         const page = {
           offset: typeof offset === "number" ? offset : 0,
           limit: all_pages ? WALK_MAX_ITEMS : typeof limit === "number" ? limit : 50,
         };
-        const { list, text } = await filteredPage({ ...call, query: upstream }, keep, page, ctx);
-        return { structured: list, text };
+        const fitted = await filteredPage({ ...call, query: upstream }, keep, page, ctx);
+        return withNextSteps(fitted, options.operation, ctx);
       }
-      const { list, text } = all_pages ? await walkPages(call, ctx) : await listPage(call, ctx);
-      return { structured: list, text };
+      const fitted = all_pages ? await walkPages(call, ctx) : await listPage(call, ctx);
+      return withNextSteps(fitted, options.operation, ctx);
     },
   });
 }

@@ -20,11 +20,35 @@ export class StdioLines extends Transform {
   private skipped = -1;
   private skippedHead = "";
 
-  constructor(
-    private readonly maxBytes: number,
-    private readonly onOversized: (line: Oversized) => void,
-  ) {
+  /** Lines that came before the limit was known and may be over it, in order. */
+  private held: Buffer[] | null = [];
+  private limit: number | null = null;
+
+  constructor(private readonly onOversized: (line: Oversized) => void) {
     super();
+  }
+
+  /** The limit in force; until the configuration is read, the largest it may set. */
+  get maxBytes(): number {
+    return this.limit ?? LIMIT_CEILING;
+  }
+
+  /**
+   * The configured limit, known once the configuration is read (the stream starts before it,
+   * so that discovery is answered at once): lines held until then are judged by it, in order.
+   */
+  setLimit(maxBytes: number): void {
+    this.limit = maxBytes;
+    const held = this.held ?? [];
+    this.held = null;
+    for (const line of held) {
+      if (line.length > maxBytes)
+        this.onOversized({
+          bytes: line.length,
+          id: leadingId(line.subarray(0, HEAD_BYTES).toString("utf8")),
+        });
+      else this.push(Buffer.concat([repaired(line), NEWLINE]));
+    }
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
@@ -72,9 +96,18 @@ export class StdioLines extends Transform {
     const line = Buffer.concat(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
+    // Small lines (discovery, initialize) need no limit to be judged: no limit is below the floor.
+    if (this.held && (this.held.length > 0 || line.length > LIMIT_FLOOR)) {
+      this.held.push(line);
+      return;
+    }
     this.push(Buffer.concat([repaired(line), NEWLINE]));
   }
 }
+
+/** The bounds of PORTFOLIO_MCP_MAX_BODY_BYTES (src/config.ts). */
+export const LIMIT_FLOOR = 1024;
+const LIMIT_CEILING = 104_857_600;
 
 const NEWLINE = Buffer.from("\n");
 /** Enough of an oversized line to find its id in. */

@@ -7,21 +7,33 @@ import type { Logger } from "../log.js";
 import { INVALID_REQUEST } from "./jsonrpc.js";
 import { StdioLines } from "./stdio-lines.js";
 
+/** What serving needs that comes with the configuration, after the transport has started. */
+export interface StdioSettings {
+  logger: Logger;
+  /** PORTFOLIO_MCP_MAX_BODY_BYTES: a longer message is refused by its id. */
+  maxMessageBytes: number;
+}
+
 /**
  * Serves one client over stdin/stdout, as Claude Desktop, Cursor and VS Code launch local
- * servers, in whichever protocol era its first message opens. stdout carries the protocol only:
- * every log line goes to stderr.
+ * servers, in whichever protocol era its first message opens. It starts before the rest of the
+ * server (the configuration, the API client, an embedded sandbox), so that discovery is answered
+ * at once: `settings` arrive when they are ready. stdout carries the protocol only: every log line
+ * goes to stderr.
  */
 export function serveStdio(
   createServer: () => Server,
-  logger: Logger,
+  settings: Promise<StdioSettings>,
   onClose: () => Promise<void>,
-  maxMessageBytes: number,
 ): void {
-  const lines = new StdioLines(maxMessageBytes, ({ bytes, id }) => {
-    logger.error(
-      { bytes, limit: maxMessageBytes, id },
-      "refused a message larger than PORTFOLIO_MCP_MAX_BODY_BYTES; the session goes on",
+  const log = (write: (logger: Logger) => void) =>
+    void settings.then(({ logger }) => write(logger));
+  const lines = new StdioLines(({ bytes, id }) => {
+    log((logger) =>
+      logger.error(
+        { bytes, limit: lines.maxBytes, id },
+        "refused a message larger than PORTFOLIO_MCP_MAX_BODY_BYTES; the session goes on",
+      ),
     );
     if (id === null) return;
     void transport.send({
@@ -29,10 +41,17 @@ export function serveStdio(
       id,
       error: {
         code: INVALID_REQUEST,
-        message: `The message takes ${bytes} bytes, over this server's limit of ${maxMessageBytes}; it was not processed.`,
+        message: `The message takes ${bytes} bytes, over this server's limit of ${lines.maxBytes}; it was not processed.`,
       },
     });
   });
+  settings.then(
+    ({ maxMessageBytes, logger }) => {
+      lines.setLimit(maxMessageBytes);
+      logger.info("serving MCP over stdio");
+    },
+    () => {},
+  );
   process.stdin.pipe(lines);
   const transport = new StdioServerTransport(lines, process.stdout);
   let closing = false;
@@ -44,8 +63,7 @@ export function serveStdio(
   };
   const handle = serveBothEras(createServer, {
     transport,
-    onerror: (error) => logger.warn({ err: error }, "unreadable stdio message"),
+    onerror: (error) => log((logger) => logger.warn({ err: error }, "unreadable stdio message")),
   });
   lines.on("end", () => void close());
-  logger.info("serving MCP over stdio");
 }

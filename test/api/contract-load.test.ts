@@ -2,18 +2,25 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { normaliseContract, readContractFile } from "../../src/api/contract/load.js";
 
 /**
- * The key's contract export, normalised once at startup: what each operation comes to, and one
- * sentence naming the operation and the problem when the document cannot be used.
+ * The key's contract export, normalised once at startup: what each operation comes to; a
+ * malformed operation left out with a warning naming it; one sentence when the document itself
+ * cannot be used.
  */
 const FULL = readFileSync(new URL("../snapshots/contract-full.json", import.meta.url), "utf8");
 const exported = () => JSON.parse(FULL) as any;
 const normalise = (document: unknown) => normaliseContract(document, "the export");
 const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
+const cleanEnv = () =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
+  ) as Record<string, string>;
 
 describe("normalising the export", () => {
   it("reads every operation with its kind from the scope, never from the verb", () => {
@@ -78,14 +85,16 @@ describe("normalising the export", () => {
     [
       "an operation without an id",
       (d: any) => delete d.paths["/alerts"].get.operationId,
-      "the export: GET /alerts has no usable operationId (letters, digits and _ . -, at most 128).",
+      "alerts_list",
+      "the export: GET /alerts left out: it has no usable operationId (letters, digits and _ . -, at most 128); the rest of the contract is served.",
     ],
     [
       "an id used twice",
       (d: any) => {
         d.paths["/alerts/{alert_id}"].get.operationId = "alerts_list";
       },
-      "the export: operationId alerts_list is used twice (GET /alerts/{alert_id} and another).",
+      "alert_get",
+      "the export: operation alerts_list (GET /alerts/{alert_id}) left out: its operationId is already used by GET /alerts; the rest of the contract is served.",
     ],
     [
       "a placeholder with no parameter",
@@ -93,21 +102,28 @@ describe("normalising the export", () => {
         d.paths["/alerts/{alert_id}/{extra}"] = d.paths["/alerts/{alert_id}"];
         delete d.paths["/alerts/{alert_id}"];
       },
-      "the export: operation alert_get (GET /alerts/{alert_id}/{extra}): its path uses {extra} with no path parameter.",
+      "alert_get",
+      "the export: operation alert_get (GET /alerts/{alert_id}/{extra}) left out: its path uses {extra} with no path parameter; the rest of the contract is served.",
     ],
-    [
-      "an operation without a scope",
-      (d: any) => {
-        const op = d.paths["/alerts"].get;
-        delete op["x-scope"];
-        op.security = [{ partnerBearer: [] }];
-      },
-      "the export: operation alerts_list (GET /alerts): names no scope (x-scope, or a role in its security requirement).",
-    ],
-  ])("refuses %s, naming the operation", (_, mutate, message) => {
+  ])("leaves out %s with a warning naming it, and keeps the rest", (_, mutate, gone, warning) => {
     const document = exported();
     mutate(document);
-    expect(() => normalise(document)).toThrow(message);
+    const contract = normalise(document);
+    expect(contract.warnings).toEqual([warning]);
+    expect(contract.operations.has(gone)).toBe(false);
+    expect(contract.operations.size).toBe(156);
+  });
+
+  it("takes an operation without a scope as a write, with a warning naming it", () => {
+    const document = exported();
+    const op = document.paths["/alerts"].get;
+    delete op["x-scope"];
+    op.security = [{ partnerBearer: [] }];
+    const contract = normalise(document);
+    expect(contract.operations.get("alerts_list")).toMatchObject({ kind: "write" });
+    expect(contract.warnings).toEqual([
+      "the export: operation alerts_list (GET /alerts): names no scope (x-scope, or a role in its security requirement); it is served as a write, confirmed by a person before it is sent.",
+    ]);
   });
 
   it("reads YAML as well as JSON", async () => {
@@ -119,12 +135,56 @@ describe("normalising the export", () => {
   });
 });
 
-describe("a malformed contract at startup", () => {
-  it("stops the server with one line naming the operation and the problem", () => {
+describe("a contract with flaws, at startup", () => {
+  it("starts, serves the rest, and warns naming the unscoped and the malformed operation", async () => {
     const document = exported();
     delete document.paths["/alerts"].get.operationId;
+    const unscoped = document.paths["/tasks/board"].get;
+    delete unscoped["x-scope"];
+    unscoped.security = [{ partnerBearer: [] }];
     const file = join(mkdtempSync(join(tmpdir(), "contract-")), "contract.json");
     writeFileSync(file, JSON.stringify(document));
+    const client = new Client({ name: "flawed-contract", version: "1.0.0" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "--sandbox", "--contract-file", file],
+      env: { ...cleanEnv(), PORTFOLIO_LOG_LEVEL: "warn" },
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+    });
+    await client.connect(transport);
+    try {
+      const found = (await client.callTool({
+        name: "find_api_operations",
+        arguments: { query: "the kanban board of tasks" },
+      })) as any;
+      expect(found.structuredContent.operations[0]).toMatchObject({
+        id: "tasks_board",
+        kind: "write",
+      });
+      const listed = (await client.callTool({
+        name: "list_operations",
+        arguments: { limit: 1 },
+      })) as any;
+      expect(listed.structuredContent.items).toHaveLength(1);
+      // The operation left out is not offered: its curated tool is not listed.
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).not.toContain("list_alerts");
+      expect(stderr).toContain("GET /alerts left out: it has no usable operationId");
+      expect(stderr).toContain(
+        "operation tasks_board (GET /tasks/board): names no scope (x-scope, or a role in its security requirement); it is served as a write",
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("stops only when the file cannot be read as a contract, in one line", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "contract-")), "contract.json");
+    writeFileSync(file, JSON.stringify({ openapi: "3.1.0" }));
     const result = spawnSync(process.execPath, [CLI, "--sandbox", "--contract-file", file], {
       encoding: "utf8",
       input: "",
@@ -132,9 +192,8 @@ describe("a malformed contract at startup", () => {
     });
     expect(result.status).not.toBe(0);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toContain(
-      `PORTFOLIO_CONTRACT_FILE (${file}): GET /alerts has no usable operationId`,
+    expect(result.stderr.trim()).toBe(
+      `portfolio-mcp: PORTFOLIO_CONTRACT_FILE (${file}): has no paths.`,
     );
-    expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });
 });

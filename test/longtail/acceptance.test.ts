@@ -139,6 +139,10 @@ async function runTasks(s: Session) {
   const embedded = file.content.find((c: any) => c.type === "resource");
   expect(embedded.resource.mimeType).toBe(document.content_type);
   expect(Buffer.from(embedded.resource.blob, "base64").subarray(0, 5).toString()).toBe("%PDF-");
+  // Its text comes with it, extracted from the PDF: the key figures the assistant reports on.
+  expect(file.structuredContent.text).toContain("Reporting trimestriel");
+  expect(file.structuredContent.text).toMatch(/Encours : [\d\s\u202f,]+/);
+  expect(file.content.at(-1).text).toContain(file.structuredContent.text.slice(0, 40));
   expect(s.task()).toBeLessThanOrEqual(3);
 
   expect(s.forms).toHaveLength(2); // one form per write, each accepted once
@@ -207,4 +211,84 @@ describe("acceptance: the long tail in a scripted session", () => {
       }
     });
   });
+});
+
+describe("acceptance: the whole API in a scripted session (issue 23)", () => {
+  it("with --sandbox: a proposed covenant date, a quarterly report's figures, an erasure not offered, an alert acknowledged", async () => {
+    const s = await open(["--sandbox"], { PORTFOLIO_LOG_LEVEL: "error" });
+    try {
+      // 1. "Accept the proposed covenant date on Les Rives Solférino": 2 calls.
+      const proposals = await s.call("list_calendar_events", { undecided_proposals: true });
+      const covenant = proposals.structuredContent.items.find(
+        (e: any) => e.event_type === "covenant_deadline",
+      );
+      expect(covenant, "a proposed covenant date").toBeTruthy();
+      const accept = proposals.structuredContent.next.find(
+        (n: any) => n.operation === "calendar_event_accept",
+      );
+      expect(accept).toEqual({
+        tool: "draft_api_write",
+        operation: "calendar_event_accept",
+        pass: 'path {"event_id": the item\'s id}',
+      });
+      const accepted = await s.call(accept.tool, {
+        operation: accept.operation,
+        path: JSON.stringify({ event_id: covenant.id }),
+      });
+      expect(accepted.structuredContent.status).toBe("succeeded");
+      expect(s.forms.at(-1)).toContain(`event_date «${covenant.event_date}»`);
+      expect(s.task()).toBe(2);
+
+      // 2. "The key figures of the latest quarterly report of Les Rives Solférino": 2 calls.
+      const found = await s.call("search_portfolio", {
+        q: "rapport trimestriel Les Rives Solférino",
+        types: "document",
+      });
+      const report = found.structuredContent.items[0];
+      expect(report.title).toMatch(/^Reporting trimestriel/);
+      const download = found.structuredContent.next.find(
+        (n: any) => n.operation === "document_download",
+      );
+      const file = await s.call(download.tool, {
+        operation: download.operation,
+        path: JSON.stringify({ document_id: report.id }),
+      });
+      expect(file.structuredContent.text).toContain("Taux de commercialisation");
+      expect(s.task()).toBe(2);
+
+      // 3. "Erase my personal data", where erasure is off: one sentence, nothing drafted.
+      const mark = s.forms.length;
+      const erase = await s.call("find_api_operations", { query: "erase my personal data" });
+      const [first] = erase.structuredContent.operations;
+      expect(first.id).toBe("rgpd_erasure_request");
+      expect(first.not_offered).toBe(
+        "an RGPD erasure, which cannot be undone: offered only when PORTFOLIO_ALLOW_SENSITIVE lists rgpd_erasure_request or delegated",
+      );
+      const refused = (await s.client.callTool({
+        name: "draft_api_write",
+        arguments: { operation: "rgpd_erasure_create" },
+      })) as any;
+      expect(refused.content[0].text).toBe(
+        "rgpd_erasure_request is not offered here: an RGPD erasure, which cannot be undone: offered only when PORTFOLIO_ALLOW_SENSITIVE lists rgpd_erasure_request or delegated (nothing was drafted).",
+      );
+      expect(s.forms.length).toBe(mark);
+      s.task();
+
+      // 4. "Acknowledge an open alert": 2 calls.
+      const alerts = await s.call("list_alerts", { status: "open" });
+      const alert = alerts.structuredContent.items[0];
+      expect(alerts.structuredContent.next).toContainEqual({
+        tool: "act_on_alert",
+        pass: "alert_id: the item's id",
+      });
+      const acknowledged = await s.call("act_on_alert", {
+        alert_id: alert.id,
+        action: "acknowledge",
+      });
+      expect(acknowledged.structuredContent.status).toBe("succeeded");
+      expect(s.task()).toBe(2);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
 });

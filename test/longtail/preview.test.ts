@@ -49,7 +49,7 @@ describe("a long-tail write's confirmation form", () => {
       body: { title: "Visite décalée", description: null },
     });
     expect(form.split("\n")).toEqual([
-      `Change a calendar event: calendar «${event.title}»`,
+      `Change a calendar event: calendar «${event.title}» (event_date «${event.event_date}», event_type «${event.event_type}»${event.operation_id ? `, operation «${sandbox.control.state.data.operations.find((o) => o.id === event.operation_id)!.name}»` : ""})`,
       "Recorded by the API as written by: the API key sandboxdemo (the integration's service account, not a person)",
       "title: «Visite décalée»",
       "description: cleared (null)",
@@ -75,6 +75,49 @@ describe("a long-tail write's confirmation form", () => {
     });
     expect(unknown.split("\n")[0]).toBe(`Change a calendar event: event_id ${missing}`);
   });
+
+  it.each([
+    ["calendar_event_accept", "calendarEvents", "event_id", ["title", "event_date", "event_type"]],
+    ["notification_mark_read", "notifications", "notification_id", ["title", "severity"]],
+    ["task_update", "tasks", "task_id", ["title", "due_date", "status"]],
+    ["document_update", "documents", "document_id", ["name", "document_date"]],
+    ["deal_update", "deals", "deal_id", ["name", "status"]],
+    ["extraction_job_cancel", "extractionJobs", "job_id", ["status"]],
+  ] as const)(
+    "%s shows the target's identifying and date fields from the read that names it",
+    async (operation, collection, param, fields) => {
+      const data = sandbox.control.state.data as unknown as Record<
+        string,
+        Array<Record<string, unknown>>
+      >;
+      const target =
+        data[collection]!.find((r) => fields.every((f) => r[f] !== null && r[f] !== undefined)) ??
+        data[collection]![0]!;
+      const body =
+        operation === "task_update"
+          ? { title: "Relancer le notaire" }
+          : operation === "document_update"
+            ? { description: "Version signée" }
+            : operation === "deal_update"
+              ? { montant_estime: "100000.00" }
+              : undefined;
+      const form = await formFor({
+        operation,
+        path: { [param]: target.id },
+        ...(body ? { body } : {}),
+      });
+      const line = form.split("\n")[0]!;
+      for (const field of fields)
+        if (field === "title" || field === "name") expect(line).toContain(`«${target[field]}»`);
+        else expect(line).toContain(`${field} «${target[field]}»`);
+      if (typeof target.operation_id === "string") {
+        const name = sandbox.control.state.data.operations.find(
+          (o) => o.id === target.operation_id,
+        )?.name;
+        expect(line).toContain(`operation «${name}»`);
+      }
+    },
+  );
 
   it("warns of a deletion, and of an irreversible erasure that acts as the user", async () => {
     const task = sandbox.control.state.data.tasks[0]!;

@@ -150,7 +150,7 @@ describe("act_on_alert", () => {
     expect(reply.isError, JSON.stringify(reply.content)).toBeFalsy();
     expect(asked).toEqual([
       [
-        `Acknowledge an alert: critical alert «${alert.title}» (${alert.alert_type}, open) on operation «${operation.name}»`,
+        `Acknowledge an alert: critical alert «${alert.title}» (${alert.alert_type}, open${alert.metric ? `, «${alert.metric.name}» «${alert.metric.value}» «${alert.metric.unit}» against threshold «${alert.metric.threshold}» «${alert.metric.unit}»` : ""}) on operation «${operation.name}»`,
         "Recorded by the API as written by: the API key sandboxdemo (the integration's service account, not a person)",
         "comment: «Vu avec l'opérateur.»",
         "Nothing is written unless you accept.",
@@ -193,7 +193,7 @@ describe("act_on_alert", () => {
     const mark = sandbox.control.mark();
     const reply = await call(s, "act_on_alert", { alert_id: alert.id, action: "resolve" });
     expect(asked[0]).toMatch(/^Resolve an alert: \w+ alert «/);
-    expect(asked[0]).toContain(`(${alert.alert_type}, acknowledged)`);
+    expect(asked[0]).toContain(`(${alert.alert_type}, acknowledged`);
     expect(reply.structuredContent.result).toMatchObject({ status: "resolved" });
     const sent = writesSince(mark);
     expect(sent.map((e) => [e.routeId, e.body])).toEqual([["alert_resolve", null]]);

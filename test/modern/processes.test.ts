@@ -101,6 +101,31 @@ async function exercise(client: Client, asked: string[], dashboard: string) {
 }
 
 describe("the command, for a 2026-07-28 client", () => {
+  it("answers discovery before the embedded sandbox has started: a 1 s probe always lands on 2026-07-28", async () => {
+    // The probe runs on a sibling process the client spawns and kills once it has the answer;
+    // npm run bench:startup makes 50 such connects in a row.
+    for (let i = 0; i < 5; i++) {
+      const client = new Client(
+        { name: "probing-client", version: "1.0.0" },
+        { versionNegotiation: { mode: "auto", probe: { timeoutMs: 1000 } } },
+      );
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, "--sandbox"],
+          env: { ...env(), PORTFOLIO_LOG_LEVEL: "error" },
+        }),
+      );
+      try {
+        expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+        // What needs the rest waits for it, and is then served.
+        expect((await client.listTools()).tools.length).toBeGreaterThan(30);
+      } finally {
+        await client.close();
+      }
+    }
+  }, 60_000);
+
   it("over stdio: reads, and writes once after the form is accepted", async () => {
     const { client, asked } = modernClient();
     await client.connect(

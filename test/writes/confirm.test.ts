@@ -328,15 +328,17 @@ describe("two-step confirmation (a client without elicitation)", () => {
 describe("what each write tool sends", () => {
   it("creates a dashboard and never shows its share_token", async () => {
     const s = await open();
+    // null for an optional input means absent; layout is JSON text, its object accepted too.
     const draft = await call(s, "create_custom_dashboard", {
       name: "Partagé",
       description: null,
-      layout: [{ widget: "kpi" }],
+      layout: '[{"widget":"kpi"}]',
+      filters: { statut: "travaux" },
     });
     expect(draft.structuredContent.preview.fields).toEqual({
       name: "Partagé",
-      description: null,
       layout: [{ widget: "kpi" }],
+      filters: { statut: "travaux" },
     });
     const done = await call(s, "confirm_write", {
       confirmation_id: draft.structuredContent.confirmation_id,
@@ -358,16 +360,18 @@ describe("what each write tool sends", () => {
     const view = sandbox.control.state.data.savedViews.find(
       (v) => v.user_id === "usr_camille_martin",
     )!;
+    // "none" clears the icon (the API's null); a null argument means the field was not given.
     const draft = await call(s, "update_saved_view", {
       view_id: view.id,
       color: "red",
-      icon: null,
+      icon: "none",
+      name: null,
     });
     expect(draft.structuredContent.preview).toMatchObject({
       action: "Update a saved view",
       target: `view «${view.name}» (${view.id})`,
-      fields: { color: "red", icon: null },
     });
+    expect(draft.structuredContent.preview.fields).toEqual({ color: "red", icon: null });
     await call(s, "confirm_write", { confirmation_id: draft.structuredContent.confirmation_id });
     expect(view).toMatchObject({ color: "red", icon: null });
     const missing = await call(s, "update_saved_view", {
@@ -539,7 +543,13 @@ describe("input limits are checked before anything is sent", () => {
       { view_id: "0c991b6b-9868-4d31-9d67-1144ccc77a34" },
       "at least one field",
     ],
-    ["update_saved_view", { view_id: "0c991b6b-9868-4d31-9d67-1144ccc77a34", name: null }, "name"],
+    [
+      "update_saved_view",
+      { view_id: "0c991b6b-9868-4d31-9d67-1144ccc77a34", name: null },
+      "at least one field",
+    ],
+    ["update_saved_view", { view_id: "0c991b6b-9868-4d31-9d67-1144ccc77a34", icon: "x" }, "icon"],
+    ["create_custom_dashboard", { name: "ok", layout: "[{" }, "layout must be JSON text"],
     ["create_workflow_from_recommendation", { recommendation_id: "../x" }, "recommendation_id"],
     ["resolve_siren", { siren: "12345678" }, "siren"],
     ["confirm_write", { confirmation_id: "cf_x", confirm: true }, "confirm is not a known field"],

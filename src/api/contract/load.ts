@@ -10,6 +10,8 @@ export class ContractError extends Error {
 }
 
 const METHODS: readonly HttpMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+/** The scope of an operation that names none: not a read, so a write (see normaliseOperation). */
+export const UNSCOPED = "unscoped";
 const OPERATION_ID = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 
 /** Reads the key's contract export (PORTFOLIO_CONTRACT_FILE), JSON or YAML. */
@@ -35,15 +37,25 @@ export async function readContractFile(file: string): Promise<Contract> {
   return normaliseContract(document, `PORTFOLIO_CONTRACT_FILE (${file})`);
 }
 
+/** An operation left out of the contract, and why: reported once, at startup. */
+class Skipped extends Error {}
+
 /**
  * Normalises an OpenAPI 3.x export into one record per operation, once. It checks what the
  * server relies on (ids, methods, paths and their placeholders, scopes, body types) rather than
- * validating the whole document: startup stays fast, and a malformed contract fails with one
- * sentence naming the operation and the problem.
+ * validating the whole document: startup stays fast. Only a document that cannot be read as an
+ * OpenAPI 3.x export stops the server; a malformed operation is left out, and the contract's
+ * `warnings` name it and the problem, so the rest of the contract is served. An operation whose
+ * kind cannot be told (no `x-scope`, no role in its security requirement) is a write, with a
+ * warning: the gate then asks a person before it is sent.
  */
 export function normaliseContract(document: unknown, source: string): Contract {
   const fail: (why: string) => never = (why) => {
     throw new ContractError(`${source}: ${why}.`);
+  };
+  const warnings: string[] = [];
+  const skip: (why: string) => never = (why) => {
+    throw new Skipped(why);
   };
   if (!isObject(document)) return fail("not an OpenAPI document (expected a JSON object)");
   const version = document.openapi;
@@ -60,27 +72,47 @@ export function normaliseContract(document: unknown, source: string): Contract {
 
   const operations = new Map<string, ContractOperation>();
   for (const [path, rawItem] of Object.entries(document.paths as Record<string, unknown>)) {
-    const item = refs.deref(rawItem);
-    if (!isObject(item)) fail(`paths["${path}"] is not an object`);
+    let item: unknown;
+    try {
+      item = refs.deref(rawItem);
+    } catch (error) {
+      warnings.push(`${source}: paths["${path}"] left out: ${(error as Error).message}.`);
+      continue;
+    }
+    if (!isObject(item)) {
+      warnings.push(`${source}: paths["${path}"] left out: it is not an object.`);
+      continue;
+    }
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
     for (const method of METHODS) {
       const raw = item[method.toLowerCase()];
       if (raw === undefined) continue;
       const where = `${method} ${path}`;
-      if (!isObject(raw)) fail(`${where} is not an operation object`);
-      const id = (raw as Record<string, unknown>).operationId;
-      if (typeof id !== "string" || !OPERATION_ID.test(id))
-        fail(`${where} has no usable operationId (letters, digits and _ . -, at most 128)`);
-      const operation = normaliseOperation(
-        raw as Record<string, unknown>,
-        { id: id as string, method, path, shared, document, refs },
-        (why) => fail(`operation ${id} (${where}): ${why}`),
-      );
-      if (!operation) continue;
-      if (operations.has(operation.id))
-        fail(`operationId ${operation.id} is used twice (${where} and another)`);
-      operations.set(operation.id, operation);
-      if (!families.has(operation.family)) families.set(operation.family, operation.family);
+      const id = isObject(raw) ? raw.operationId : undefined;
+      const name = typeof id === "string" ? `operation ${id} (${where})` : where;
+      try {
+        if (!isObject(raw)) skip("it is not an operation object");
+        if (typeof id !== "string" || !OPERATION_ID.test(id))
+          skip("it has no usable operationId (letters, digits and _ . -, at most 128)");
+        const operation = normaliseOperation(
+          raw as Record<string, unknown>,
+          { id: id as string, method, path, shared, document, refs },
+          skip,
+          (why) => warnings.push(`${source}: ${name}: ${why}.`),
+        );
+        if (!operation) continue;
+        if (operations.has(operation.id))
+          skip(
+            `its operationId is already used by ${operations.get(operation.id)!.method} ${operations.get(operation.id)!.path}`,
+          );
+        operations.set(operation.id, operation);
+        if (!families.has(operation.family)) families.set(operation.family, operation.family);
+      } catch (error) {
+        if (!(error instanceof Skipped) && !(error instanceof ContractError)) throw error;
+        warnings.push(
+          `${source}: ${name} left out: ${error.message}; the rest of the contract is served.`,
+        );
+      }
     }
   }
   const revision = info["x-contract-revision"] ?? info.version;
@@ -89,6 +121,7 @@ export function normaliseContract(document: unknown, source: string): Contract {
     revision: typeof revision === "string" ? revision : "unknown",
     families,
     operations,
+    warnings,
   };
 }
 
@@ -106,6 +139,7 @@ function normaliseOperation(
   raw: Record<string, unknown>,
   context: OperationContext,
   fail: (why: string) => never,
+  warn: (why: string) => void,
 ): ContractOperation | null {
   const { id, method, path, refs } = context;
   const security = raw.security ?? context.document.security;
@@ -113,8 +147,13 @@ function normaliseOperation(
   if (!path.startsWith("/") || /[?#\s]/.test(path))
     fail("its path must start with / and hold no query, fragment or space");
 
-  const scope = scopeOf(raw, security);
-  if (!scope) fail("names no scope (x-scope, or a role in its security requirement)");
+  const named = scopeOf(raw, security);
+  // The contract issue's rule: an operation whose kind cannot be told is a write.
+  if (!named)
+    warn(
+      "names no scope (x-scope, or a role in its security requirement); it is served as a write, confirmed by a person before it is sent",
+    );
+  const scope = named ?? UNSCOPED;
   const parameters = [...context.shared, ...(Array.isArray(raw.parameters) ? raw.parameters : [])]
     .map((p) => refs.deref(p))
     .filter(isObject);
@@ -161,6 +200,7 @@ function normaliseOperation(
     queryParameters: byPlace("query"),
     body: bodyOf(raw.requestBody, refs, fail),
     responseTypes: responseTypesOf(raw.responses, refs),
+    creates: createsWith(raw.responses),
     billable: raw["x-billable"] === true || /(?<!never |not )\bbillable\b/i.test(summary),
   };
 }
@@ -197,6 +237,13 @@ function bodyOf(
     refs,
     isObject(media) ? media.schema : undefined,
   );
+}
+
+/** The status of a success that creates something (201, or 202 for an accepted request). */
+function createsWith(raw: unknown): 201 | 202 | null {
+  if (!isObject(raw)) return null;
+  if ("201" in raw) return 201;
+  return "202" in raw ? 202 : null;
 }
 
 function responseTypesOf(raw: unknown, refs: RefResolver): string[] {

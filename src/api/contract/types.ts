@@ -36,6 +36,8 @@ export interface ContractOperation {
   body: { required: boolean; type: "json" | "multipart"; schema: JsonSchema } | null;
   /** The content types of its success answers; JSON unless the answer is a file. */
   responseTypes: string[];
+  /** 201 or 202 when its success creates a record or a request (a POST read that makes a job). */
+  creates: 201 | 202 | null;
   /** Vendor hints the export may carry. */
   billable: boolean;
 }
@@ -48,4 +50,6 @@ export interface Contract {
   /** Families (tags) with their descriptions, in the export's order. */
   families: ReadonlyMap<string, string>;
   operations: ReadonlyMap<string, ContractOperation>;
+  /** Operations left out or taken as writes, each named with the reason (logged at startup). */
+  warnings: readonly string[];
 }

@@ -184,12 +184,19 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
 export type At = (days: number, minutes?: number) => string;
 export type Day = (days: number) => string;
 
-/** Dates relative to `today` at 09:00 UTC: `at(-3, 30)` is three days ago at 09:30. */
-export function demoDates(today: string): { at: At; day: Day } {
+/**
+ * Dates relative to `today` at 09:00 UTC: `at(-3, 30)` is three days ago at 09:30. What happened
+ * today never happens after the sandbox's clock: on the real today, before 09:00, an instant of
+ * today that would still be ahead is a minute ago instead (a login, a detection, a read).
+ */
+export function demoDates(today: string, now = Date.now()): { at: At; day: Day } {
   const t0 = Date.parse(`${today}T09:00:00.000Z`);
   if (Number.isNaN(t0)) throw new Error(`today must be a date (YYYY-MM-DD), got ${today}`);
-  const at = (days: number, minutes = 0) =>
-    new Date(t0 + days * DAY_MS + minutes * 60_000).toISOString();
+  const latest = new Date(now).toISOString().slice(0, 10) === today ? now - 60_000 : Infinity;
+  const at = (days: number, minutes = 0) => {
+    const instant = t0 + days * DAY_MS + minutes * 60_000;
+    return new Date(days <= 0 ? Math.min(instant, latest) : instant).toISOString();
+  };
   return { at, day: (days) => at(days).slice(0, 10) };
 }
 
@@ -565,7 +572,8 @@ function buildCalendar(
     const spv = operation ? spvs.find((s) => s.id === operation.spv_id) : rng.pick(spvs);
     const offset = i < 12 ? rng.int(0, 9) : rng.int(-40, 110); // a dozen fall in the coming days
     const source = i % 5 === 1 ? "alert" : i % 5 === 3 ? "manual" : "operation_schedule";
-    const created = offset - rng.int(5, 60);
+    // Proposed or entered before today, however far ahead the event is.
+    const created = Math.min(offset - rng.int(5, 60), -1);
     const title = `${label} – ${operation?.name ?? spv?.name ?? entity.name}`;
     events.push({
       id: rng.uuid(),
@@ -595,7 +603,7 @@ function buildCalendar(
             }
           : null,
       created_at: at(created),
-      updated_at: at(created + rng.int(0, 4)),
+      updated_at: at(Math.min(created + rng.int(0, 4), 0)),
     });
   }
   return events;
@@ -692,7 +700,9 @@ function buildNotifications(rng: Random, at: At, operations: Operation[]): Notif
       severity,
       read,
       // Read two hours after it arrived; the alerts' seed links notifications to alerts.
-      read_at: read ? new Date(Date.parse(createdAt) + 7_200_000).toISOString() : null,
+      read_at: read
+        ? new Date(Math.min(Date.parse(createdAt) + 7_200_000, Date.now() - 60_000)).toISOString()
+        : null,
       operation_id: operation.id,
       alert_id: null,
       created_at: createdAt,
