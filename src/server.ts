@@ -1,6 +1,8 @@
 import {
   CLIENT_INFO_META_KEY,
   type Implementation,
+  type JSONRPCRequest,
+  type Result,
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
@@ -8,6 +10,7 @@ import type { ApiClient } from "./api/client.js";
 import type { Directory } from "./api/directory.js";
 import { offerFor } from "./api/offer.js";
 import type { ConfirmMode, DelegatedUser } from "./config.js";
+import { asPrincipal, SERVER_PRINCIPAL } from "./http/principal.js";
 import { select } from "./inventory/index.js";
 import type { ToolContext } from "./inventory/types.js";
 import type { Logger } from "./log.js";
@@ -81,7 +84,7 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
     allowlist: caller.allowedTools,
   });
   const selection = select(offer);
-  const server = new Server(SERVER_INFO, {
+  const server = new CallerServer(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: false },
       resources: { listChanged: false },
@@ -107,6 +110,7 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
     sessionId: ctx.sessionId ?? caller.sessionId ?? "request",
     client: caller.client ?? `stdio:${clientName(server, ctx)}`,
   });
+  server.principalOf = (ctx) => identify(ctx).client;
   const contextFor = (ctx: ServerContext): ToolContext => ({
     api: deps.api,
     session: {
@@ -136,6 +140,24 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
   installPrompts(server, selection, contextFor);
   installCompletions(server, selection, deps.directory, deps.logger);
   return server;
+}
+
+/**
+ * The SDK's server, each request's handler run for its caller: every upstream request made
+ * while serving it (walks, retries, a confirmed write) counts against that caller's share of
+ * the API key's rate (src/http/principal.ts). The SDK's hook wraps every handler, whatever the
+ * transport, the protocol era or the session.
+ */
+class CallerServer extends Server {
+  principalOf: (ctx: ServerContext) => string = () => SERVER_PRINCIPAL;
+
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const wrapped = super._wrapHandler(method, handler);
+    return (request, ctx) => asPrincipal(this.principalOf(ctx), () => wrapped(request, ctx));
+  }
 }
 
 /** The client's own name: from the 2026 request envelope, or what it said at initialize. */

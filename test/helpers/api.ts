@@ -22,6 +22,10 @@ export function apiSettings(sandbox: Sandbox, overrides: Partial<ApiSettings> = 
     timeoutMs: 10_000,
     maxRetries: 3,
     maxRetryWaitSeconds: 30,
+    // The server's defaults: each client's share of the key's rate, as a deployment has it.
+    rateLimitPerMinute: 600,
+    sharePerClient: 0.5,
+    maxInFlightPerClient: 8,
     ...overrides,
   };
 }
