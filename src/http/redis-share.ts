@@ -78,9 +78,9 @@ local function learn(key, decrease, floor)
   local a = tonumber(v[2]) or 0
   if a > now then return end
   local f = math.max(floor, factor(tonumber(v[1]) or 1, a) * decrease)
-  local until = now + tonumber(ARGV[1])
-  redis.call('HSET', key, 'f', fmt(f), 'a', fmt(until))
-  redis.call('PEXPIRE', key, math.ceil(until - now + ${BUCKET_TTL_MS}))
+  local ends = now + tonumber(ARGV[1])
+  redis.call('HSET', key, 'f', fmt(f), 'a', fmt(ends))
+  redis.call('PEXPIRE', key, math.ceil(ends - now + ${BUCKET_TTL_MS}))
 end
 learn(KEYS[1], ${KEY_DECREASE}, ${KEY_FLOOR})
 learn(KEYS[2], ${PRINCIPAL_DECREASE}, ${PRINCIPAL_FLOOR})

@@ -379,7 +379,7 @@ function explain(
     case "key_rate":
       return `the Partner API key's rate is in use by every client together (PORTFOLIO_API_RATE_LIMIT_PER_MINUTE: ${rate})`;
     case "in_flight":
-      return `${who} already ${has} ${settings.maxInFlight} requests to the Partner API under way (PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT)`;
+      return `${who} already ${has} ${settings.maxInFlight} request${settings.maxInFlight === 1 ? "" : "s"} to the Partner API under way (PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT)`;
   }
 }
 
