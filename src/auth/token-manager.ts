@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type AttemptLoop, cancelled, EXCHANGE_OPERATION, type Timing } from "../http/attempts.js";
 import { ApiError, errorFromResponse } from "../http/errors.js";
-import { asPrincipal, SERVER_PRINCIPAL } from "../http/principal.js";
+import { asPrincipal, SIGN_IN_PRINCIPAL } from "../http/principal.js";
 import { parseRetryAfter } from "../http/retry.js";
 import type { HttpReply } from "../http/transport.js";
 import type { Logger } from "../log.js";
@@ -89,7 +89,7 @@ export class TokenManager {
     if (!this.inflight) {
       const shared = this.options.shared;
       // One exchange serves every caller: it takes the server's turns, not its first caller's.
-      this.inflight = asPrincipal(SERVER_PRINCIPAL, () =>
+      this.inflight = asPrincipal(SIGN_IN_PRINCIPAL, () =>
         shared ? this.renewShared(shared) : this.exchange(),
       )
         .then((bearer) => {

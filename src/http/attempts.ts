@@ -76,12 +76,12 @@ export class AttemptLoop {
     let retries = 0;
     for (let attempt = 1; ; attempt++) {
       await this.waitForCooldown(exchange);
-      // Built before the turn is taken: a bearer renewal it needs takes a turn of its own.
-      const request = await exchange.build();
       const turn = await this.options.share.acquire(exchange);
       let sentAt = clock();
       let reply: HttpReply;
       try {
+        // Built in its turn, however long that took: the bearer is current when it leaves.
+        const request = await exchange.build();
         await this.waitForCooldown(exchange); // one that began while this call waited its turn
         sentAt = clock();
         reply = await this.options.transport.send({ ...request, signal: exchange.signal });

@@ -13,8 +13,13 @@ export interface UpstreamCaller {
   startedAt: number;
 }
 
-/** Work no client asked for: token exchanges, the shared name directory, startup checks. */
+/** Work no client asked for: the shared name directory, startup checks, doctor. */
 export const SERVER_PRINCIPAL = "server";
+/**
+ * Token exchanges, on a lane of their own: an attempt builds its request (and so may wait for
+ * a renewal) while it holds its turn, so the renewal must never queue behind those turns.
+ */
+export const SIGN_IN_PRINCIPAL = "server:sign-in";
 
 const current = new AsyncLocalStorage<UpstreamCaller>();
 

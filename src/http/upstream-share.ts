@@ -186,8 +186,10 @@ export class UpstreamShare {
     // Behind this many of its own requests it would wait about this long: refuse now rather
     // than hold the call until its deadline.
     const estimate = (at + (full ? 1 : 0)) * lane.intervalMs;
-    if (waiter.reason && now + estimate > waiter.deadline)
+    if (waiter.reason && now + estimate > waiter.deadline) {
+      this.forget(principal, lane);
       return Promise.reject(this.refusal(principal, what, waiter.reason, estimate));
+    }
     return new Promise<UpstreamPermit>((resolve, reject) => {
       const onAbort = () => {
         if (this.leave(lane, waiter)) reject(cancelled(what));
@@ -365,10 +367,9 @@ function explain(
   settings: ShareSettings,
   keyFactor: number,
 ): string {
-  const [who, has, its] =
-    principal === SERVER_PRINCIPAL
-      ? ["this server's own requests (sign-in, lookups)", "have", "their"]
-      : ["this client", "has", "its"];
+  const [who, has, its] = principal.startsWith(SERVER_PRINCIPAL)
+    ? ["this server's own requests (sign-in, lookups)", "have", "their"]
+    : ["this client", "has", "its"];
   const rate =
     keyFactor < 1
       ? `${settings.perMinute} requests a minute, lowered to ${Math.floor(settings.perMinute * keyFactor)} after the API's 429s`

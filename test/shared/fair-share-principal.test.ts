@@ -29,7 +29,14 @@ const entry = (name: string): ClientEntry => ({
   delegated_user: { email: "camille.martin@aurore-capital.example" },
 });
 const [alice, bob, carol] = [entry("alice"), entry("bob"), entry("carol")];
-const CANDIDATES = ["server", "http:alice", "http:bob", "http:carol", "stdio:attribution-stdio"];
+const CANDIDATES = [
+  "server:sign-in",
+  "server",
+  "http:alice",
+  "http:bob",
+  "http:carol",
+  "stdio:attribution-stdio",
+];
 const READ = { name: "list_deals", arguments: { limit: 2 } };
 
 let sandbox: Sandbox;
@@ -77,7 +84,7 @@ async function countedFor(read: () => Promise<unknown>): Promise<string[]> {
   return CANDIDATES.filter((name) => after[name] !== before[name]);
 }
 
-const withoutSignIn = (names: string[]) => names.filter((name) => name !== "server");
+const withoutSignIn = (names: string[]) => names.filter((name) => name !== "server:sign-in");
 
 const bearer = (who: ClientEntry) => ({ headers: { Authorization: `Bearer ${who.token}` } });
 
@@ -89,7 +96,10 @@ describe("each upstream request counts against the principal that asked", () => 
     );
     try {
       // The first call signs in: that exchange is the server's, the read alice's.
-      expect(await countedFor(() => client.callTool(READ))).toEqual(["server", "http:alice"]);
+      expect(await countedFor(() => client.callTool(READ))).toEqual([
+        "server:sign-in",
+        "http:alice",
+      ]);
       expect(await countedFor(() => client.callTool(READ))).toEqual(["http:alice"]);
       // A resource read goes through the same hook.
       expect(
