@@ -17,6 +17,12 @@ export interface FairShareReport {
     other_failures: string[];
     example_refusal: string | null;
   };
+  /** From the servers' /metrics, replicas added up. */
+  servers: {
+    waits: Record<string, number>;
+    refusals: Record<string, number>;
+    rate_per_minute: Array<number | null>;
+  };
   upstream: {
     requests: number;
     answered_429: number;

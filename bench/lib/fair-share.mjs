@@ -52,6 +52,7 @@ export async function burstAndNeighbour({ burst, neighbour, control, calls = 100
     }
     const results = await walks;
     const requests = control.requests({ since: mark });
+    const metrics = await serverMetrics([...new Set([...burst.urls, neighbour.url])]);
     const walkRequests = requests.filter((r) => r.routeId === WALK_ROUTE);
     const refused = results.filter((r) => r.error && REFUSED.test(r.text));
     return {
@@ -71,6 +72,7 @@ export async function burstAndNeighbour({ burst, neighbour, control, calls = 100
         other_failures: results.filter((r) => r.error && !REFUSED.test(r.text)).map((r) => r.text),
         example_refusal: refused[0]?.text ?? null,
       },
+      servers: metrics,
       upstream: {
         requests: requests.length,
         answered_429: requests.filter((r) => r.status === 429).length,
@@ -81,6 +83,24 @@ export async function burstAndNeighbour({ burst, neighbour, control, calls = 100
   } finally {
     await Promise.all([...walkers, reader].map((client) => client.close()));
   }
+}
+
+/**
+ * What the servers say on /metrics, replicas added up: attempts that waited their turn and
+ * attempts refused, by reason, and the key's rate each has in force.
+ */
+async function serverMetrics(urls) {
+  const out = { waits: {}, refusals: {}, rate_per_minute: [] };
+  for (const url of urls) {
+    const text = await (await fetch(new URL("/metrics", url))).text();
+    for (const [, kind, reason, value] of text.matchAll(
+      /^portfolio_mcp_upstream_(waits|refusals)_total\{reason="(\w+)"\} (\S+)$/gm,
+    ))
+      out[kind][reason] = (out[kind][reason] ?? 0) + Number(value);
+    const rate = /^portfolio_mcp_upstream_rate_per_minute (\S+)$/m.exec(text);
+    out.rate_per_minute.push(rate ? Number(rate[1]) : null);
+  }
+  return out;
 }
 
 /** A call's outcome: an error result or a thrown error alike, with its text. */

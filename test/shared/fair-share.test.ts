@@ -46,6 +46,11 @@ function expectFair(report: FairShareReport) {
   expect(report.burst.other_failures, shown).toEqual([]);
   expect(report.burst.answered, shown).toBeGreaterThan(0);
   expect(report.burst.answered + report.burst.refused_with_the_sentence, shown).toBe(100);
+  // The servers counted it: each refused walk one refusal, the waits, the key's rate intact.
+  const refusals = Object.values(report.servers.refusals).reduce((a, b) => a + b, 0);
+  expect(refusals, shown).toBe(report.burst.refused_with_the_sentence);
+  expect(report.servers.waits.client_share, shown).toBeGreaterThan(0);
+  expect(new Set(report.servers.rate_per_minute), shown).toEqual(new Set([600]));
   // Held to its share (600 a minute, 50 %: 5 a second, after 5 at once), jitter of arrivals
   // aside: counted alone on each of two replicas, it would send twice that.
   expect(report.upstream.walk_requests_in_busiest_second, shown).toBeLessThanOrEqual(12);
