@@ -88,7 +88,7 @@ export class TokenManager {
   private renew(): Promise<Bearer> {
     if (!this.inflight) {
       const shared = this.options.shared;
-      // One exchange serves every caller: it takes the server's turns, not its first caller's.
+      // One exchange serves every caller: it takes turns on its own lane, not its first caller's.
       this.inflight = asPrincipal(SIGN_IN_PRINCIPAL, () =>
         shared ? this.renewShared(shared) : this.exchange(),
       )
