@@ -195,19 +195,22 @@ function localShare(limits: Partial<ShareLimits> = {}, maxWaitMs = 2_000, store?
 
 describe("waiting for a turn", () => {
   it("lets each principal queue on its own: one client's backlog never holds another", async () => {
-    const share = localShare({}, 500);
+    const share = localShare({ maxInFlight: 8 }, 1_000);
     const held: UpstreamPermit[] = [];
-    // Twenty requests of one client at once: five go (its burst), fifteen wait.
+    // Twenty requests of one client at once: five go (its burst); of the rest, those whose
+    // turn (one every 200 ms) would come within the 1 s deadline wait, the others are refused.
     const busy = Array.from({ length: 20 }, () =>
       asPrincipal("http:busy", () => share.acquire(TURN)).then(
         (p) => held.push(p),
-        () => {}, // refused past its deadline: the next test shows how
+        () => {}, // refused: the tests below show how
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(held.length).toBeLessThanOrEqual(5);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(held).toHaveLength(5);
+    // Another client goes at once, ahead of them all.
     const other = await asPrincipal("http:other", () => share.acquire(TURN));
     expect(other.principal).toBe("http:other");
+    expect(share.waiting).toBeGreaterThan(0);
     other.release();
     await Promise.all(busy);
     for (const p of held) p.release();
