@@ -102,6 +102,8 @@ export class RedisShareStore implements ShareStore {
   private readonly local: LocalShareStore;
   private readonly base: string;
   private aloneUntil = 0;
+  /** Whether this outage was reported: one line for it, however long it lasts. */
+  private warned = false;
   private learntKeyFactor = 1;
 
   constructor(
@@ -145,6 +147,7 @@ export class RedisShareStore implements ShareStore {
       )) as string[];
       const [go, waitMs, reason, intervalMs, keyFactor] = reply.map(String);
       this.learntKeyFactor = Number(keyFactor);
+      this.warned = false;
       const seen = { intervalMs: Number(intervalMs), keyFactor: this.learntKeyFactor };
       return go === "1"
         ? { go: true, ...seen }
@@ -175,11 +178,12 @@ export class RedisShareStore implements ShareStore {
   }
 
   private fail(error: unknown): void {
-    if (this.counting())
+    if (!this.warned)
       this.logger.warn(
         { err: (error as Error).message },
         "cannot share the API key's rate with the other replicas; this one counts alone for now",
       );
+    this.warned = true;
     this.aloneUntil = this.clock() + ALONE_AFTER_FAILURE_MS;
   }
 

@@ -171,18 +171,23 @@ describe("the fleet's buckets on Redis", () => {
     const logs = capturedLogger();
     const closed = await testRedis("share-closed");
     await closed.close();
+    let now = T0;
     const store = new RedisShareStore(
       closed,
       { ...LIMITS, share: 1 },
       { baseUrl: "http://down/v1", keyId: "k" },
       LEASE_MS,
       logs.logger,
+      () => now,
     );
     const verdicts = [];
     for (let n = 0; n < 12; n++) verdicts.push((await store.take("p", `m${n}`)).go);
     // This replica's own buckets: the key's one-second burst, then no more at once.
     expect(verdicts.filter(Boolean).length).toBeGreaterThanOrEqual(7);
     expect(verdicts.at(-1)).toBe(false);
+    // It asks Redis again a few seconds later: still down, and still the one warning.
+    now += 6_000;
+    expect((await store.take("p", "later")).go).toBe(true);
     expect(logs.lines.filter((l) => l.includes("counts alone"))).toHaveLength(1);
   });
 });
