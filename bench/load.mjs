@@ -9,7 +9,8 @@
 //      and after, each measured after a full GC, and the sessions still open (must be 0).
 //
 // The sandbox runs in its own process with its rate limiter off, and the server's per-client
-// limit is raised: this measures the server, not the simulated quota (tests cover the limits).
+// limits (MCP requests, share of the API key's rate) are raised: this measures the server, not
+// the quotas (tests and npm run bench:fair-share cover them).
 // The server runs with --inspect on loopback only so that the script can ask for a full GC
 // before reading memory; nothing else goes through the inspector.
 //
@@ -26,7 +27,7 @@ import { WebSocket } from "undici";
 import { DEMO_KEYS, DEMO_USERS } from "../dist/sandbox/index.js";
 import { sha256Hex } from "../dist/transport/clients.js";
 import { stopAndExit, stopChild } from "../scripts/lib/children.mjs";
-import { DEFAULT_REDIS_URL } from "./lib/fleet.mjs";
+import { DEFAULT_REDIS_URL, QUOTAS_RAISED } from "./lib/fleet.mjs";
 import { runLoadFleet } from "./lib/load-fleet.mjs";
 import { readMix } from "./lib/load-mix.mjs";
 import { sandboxProcess, spawnUntil } from "./lib/processes.mjs";
@@ -88,7 +89,7 @@ async function single() {
       PORTFOLIO_API_KEY_ID: DEMO_KEYS.full.keyId,
       PORTFOLIO_API_SECRET: DEMO_KEYS.full.secret,
       PORTFOLIO_MCP_CLIENTS_FILE: clientsFile,
-      PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: "1000000",
+      ...QUOTAS_RAISED,
       // 100 sessions at once from two clients: the per-client quota must allow them.
       PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT: "200",
       PORTFOLIO_STATE_DIR: state,

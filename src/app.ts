@@ -98,6 +98,18 @@ export async function prepare(
     "portfolio_mcp_upstream_calls_total",
     "Partner API attempts, by operation and status.",
   );
+  const turnWaits = metrics.counter(
+    "portfolio_mcp_upstream_waits_total",
+    "Partner API attempts that waited for their client's turn, by reason.",
+  );
+  const turnWaitSeconds = metrics.counter(
+    "portfolio_mcp_upstream_wait_seconds_total",
+    "Time attempts spent waiting for their client's turn, by reason.",
+  );
+  const turnRefusals = metrics.counter(
+    "portfolio_mcp_upstream_refusals_total",
+    "Partner API attempts refused before sending (the wait would pass its deadline), by reason.",
+  );
   let contract: Contract | null;
   try {
     contract = await loadContract(config, sandbox);
@@ -119,6 +131,13 @@ export async function prepare(
     redis: redis ?? undefined,
     onAttempt: (operation, status) =>
       upstreamCalls({ operation, status: status === null ? "none" : String(status) }),
+    shareEvents: {
+      waited: (reason, ms) => {
+        turnWaits({ reason });
+        turnWaitSeconds({ reason }, ms / 1000);
+      },
+      refused: (reason) => turnRefusals({ reason }),
+    },
   });
   config.warnings.push(...unknownSensitiveEntries(api.routes, config.writes.allowSensitive));
   metrics.counterFrom(
@@ -131,6 +150,11 @@ export async function prepare(
     "portfolio_mcp_upstream_cooldown_seconds",
     "Seconds before calls to the Partner API may go again after a 429.",
     () => api.cooldownRemainingMs() / 1000,
+  );
+  metrics.gauge(
+    "portfolio_mcp_upstream_rate_per_minute",
+    "The API key's rate in force: PORTFOLIO_API_RATE_LIMIT_PER_MINUTE, lowered for a while after 429s.",
+    () => api.keyRatePerMinute(),
   );
   // Process figures, so that an operator (and `npm run load`) can see sessions come and go.
   metrics.counterFrom("process_cpu_seconds_total", "User and system CPU time spent.", () => {

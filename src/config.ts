@@ -22,6 +22,12 @@ export interface ApiSettings {
   timeoutMs: number;
   maxRetries: number;
   maxRetryWaitSeconds: number;
+  /** The API key's rate, requests a minute, for every replica together. */
+  rateLimitPerMinute: number;
+  /** The part of it one client (principal) may use, 0 < share <= 1. */
+  sharePerClient: number;
+  /** One client's upstream requests under way at once, fleet-wide. */
+  maxInFlightPerClient: number;
 }
 
 export interface ServerSettings {
@@ -321,7 +327,16 @@ const variables = z.object({
     "Retries of one upstream call, 0-10 (default 3).",
   ),
   PORTFOLIO_MAX_RETRY_WAIT_SECONDS: integer(0, 3600, 30).describe(
-    "Longest rate-limit cooldown a call waits out, 0-3600 (default 30).",
+    "Longest a call waits for the API's rate limit (a 429 cooldown, its client's turn), 0-3600 (default 30).",
+  ),
+  PORTFOLIO_API_RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 600).describe(
+    "The API key's rate limit in requests a minute, all replicas together: the administrator's figure (default 600).",
+  ),
+  PORTFOLIO_API_SHARE_PER_CLIENT: integer(1, 100, 50).describe(
+    "Percent of the key's rate one client may use, 1-100 (default 50).",
+  ),
+  PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT: integer(1, 1000, 8).describe(
+    "Upstream requests one client may have under way at once, 1-1000 (default 8).",
   ),
 });
 
@@ -419,6 +434,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       timeoutMs: v.PORTFOLIO_HTTP_TIMEOUT_SECONDS * 1000,
       maxRetries: v.PORTFOLIO_MAX_RETRIES,
       maxRetryWaitSeconds: v.PORTFOLIO_MAX_RETRY_WAIT_SECONDS,
+      rateLimitPerMinute: v.PORTFOLIO_API_RATE_LIMIT_PER_MINUTE,
+      sharePerClient: v.PORTFOLIO_API_SHARE_PER_CLIENT / 100,
+      maxInFlightPerClient: v.PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT,
     },
     server: {
       mcpToken: v.PORTFOLIO_MCP_TOKEN ?? null,

@@ -1,5 +1,6 @@
 import type { FieldError } from "./field-errors.js";
 import { ApiError } from "./http/errors.js";
+import { TURN_REFUSALS } from "./http/upstream-share.js";
 import { StoreUnavailable } from "./state/redis.js";
 
 const DELEGATION_REASONS: Record<string, string> = {
@@ -37,6 +38,10 @@ export function userMessage(error: unknown, subject = "this call"): string {
     case "not_offered":
       return error.message;
     case "rate_limited":
+      // Refused here, before sending (no request id to quote): this caller's share of the
+      // key's rate, not the API.
+      if (error.status === undefined && TURN_REFUSALS.has(error.reasonCode ?? ""))
+        return `${signingIn ? "Signing in to the Partner API" : subject} was stopped: ${error.detail}; retry in ${error.retryAfterSeconds ?? 1} s${error.reasonCode === "key_rate" ? "" : ", or make fewer calls at once"}.`;
       return `The Partner API is rate limiting this server: wait ${error.retryAfterSeconds ?? "a few"} s before ${signingIn ? "signing in" : `calling ${subject}`} again${ref}.`;
     case "authentication_failed":
       return `The Partner API refused ${signingIn ? "to sign this server in" : `the bearer for ${subject}`} (${error.reasonCode ?? `HTTP ${error.status}`}): check PORTFOLIO_API_KEY_ID, PORTFOLIO_API_SECRET and this machine's clock${ref}.`;

@@ -1,9 +1,13 @@
 import {
   type Implementation,
+  type JSONRPCRequest,
   ProtocolError,
   ProtocolErrorCode,
+  type Result,
   Server,
+  type ServerContext,
 } from "@modelcontextprotocol/server";
+import { asPrincipal, SERVER_PRINCIPAL } from "./http/principal.js";
 import { formValidator } from "./mcp/form-validator.js";
 import { SERVER_ICONS } from "./mcp/icons.js";
 import { VERSION } from "./version.js";
@@ -37,15 +41,31 @@ const SERVER_INFO: Implementation = {
 /** Listings vary by caller (allowlists), never mid-session: cacheable, but only privately. */
 const LISTING = { ttlMs: 300_000, cacheScope: "private" as const };
 
-/** A server that can hand a request to the handler registered for it, once there is one. */
-class PortfolioServer extends Server {
+/**
+ * The SDK's server, each request's handler run for its caller: every upstream request made
+ * while serving it (walks, retries, a confirmed write) counts against that caller's share of
+ * the API key's rate (src/http/principal.ts). The SDK's hook wraps every handler, whatever the
+ * transport, the protocol era or the session. It can also hand a request to the handler
+ * registered for it, once there is one (lateServer).
+ */
+export class PortfolioServer extends Server {
+  principalOf: (ctx: ServerContext) => string = () => SERVER_PRINCIPAL;
+
   handlerFor(method: string) {
     return this._getRequestHandler(method);
+  }
+
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const wrapped = super._wrapHandler(method, handler);
+    return (request, ctx) => asPrincipal(this.principalOf(ctx), () => wrapped(request, ctx));
   }
 }
 
 /** The server, with what every caller shares; tools and the rest are installed on it. */
-export function newServer(): Server {
+export function newServer(): PortfolioServer {
   return new PortfolioServer(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: false },
@@ -74,8 +94,8 @@ export function newServer(): Server {
  * its handlers: a request that comes before then waits for them, then is served by them (a
  * failed start fails it with the reason).
  */
-export function lateServer(install: (server: Server) => Promise<void>): Server {
-  const server = newServer() as PortfolioServer;
+export function lateServer(install: (server: PortfolioServer) => Promise<void>): Server {
+  const server = newServer();
   const installed = install(server);
   installed.catch(() => {}); // reported by whoever started it; requests get it below
   server.fallbackRequestHandler = async (request, ctx) => {

@@ -15,7 +15,7 @@ import { type ConfirmationDeps, cardsAllowed, showsApps } from "./mcp/confirm.js
 import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
 import { installTools, viewsOffered } from "./mcp/tools.js";
-import { newServer } from "./server-shell.js";
+import { newServer, type PortfolioServer } from "./server-shell.js";
 import type { WriteGate } from "./writes/gate.js";
 import type { Caller, Grants } from "./writes/intent.js";
 import type { Sealer } from "./writes/seal.js";
@@ -56,7 +56,7 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
 }
 
 /** Registers the caller's tools, resources, prompts and completions on a server. */
-export function installMcp(server: Server, deps: ServerDeps, caller: CallerSpec): void {
+export function installMcp(server: PortfolioServer, deps: ServerDeps, caller: CallerSpec): void {
   const writes = caller.readOnly ? undefined : deps.writes;
   const offer = offerFor(deps.api.routes, {
     readOnly: !writes,
@@ -75,6 +75,8 @@ export function installMcp(server: Server, deps: ServerDeps, caller: CallerSpec)
     client: caller.client ?? `stdio:${clientName(server, ctx)}`,
     grants,
   });
+  // Every upstream request made while serving this caller counts against its share of the key.
+  server.principalOf = (ctx) => identify(ctx).client;
   const contextFor = (ctx: ServerContext): ToolContext => ({
     api: deps.api,
     session: {

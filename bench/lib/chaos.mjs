@@ -49,6 +49,10 @@ export async function runChaos({
       timeoutMs: 10_000,
       maxRetries: 3,
       maxRetryWaitSeconds: 30,
+      // Exactly-once under faults is measured, not the client's share of the key: raised.
+      rateLimitPerMinute: 1_000_000,
+      sharePerClient: 1,
+      maxInFlightPerClient: 1_000,
     },
     routes: resolveRoutes(null, contract),
     logger,

@@ -82,8 +82,31 @@ export function clientsFile(users) {
   return file;
 }
 
-/** The settings every replica of one deployment shares (same key, secret, contract, clients). */
-export function deploymentEnv({ baseUrl, credentials, clients, contractFile, redis, extra = {} }) {
+/**
+ * The load and chaos runs measure the server, not the quotas a deployment sets (tests cover
+ * those): each client's MCP request rate, and its share of the API key's rate, raised out of
+ * the way. The sandbox they run against has its own rate limiter off.
+ */
+export const QUOTAS_RAISED = {
+  PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: "1000000",
+  PORTFOLIO_API_RATE_LIMIT_PER_MINUTE: "1000000",
+  PORTFOLIO_API_SHARE_PER_CLIENT: "100",
+  PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT: "1000",
+};
+
+/**
+ * The settings every replica of one deployment shares (same key, secret, contract, clients).
+ * `quotas`: QUOTAS_RAISED unless the run measures the quotas themselves ({}: the defaults).
+ */
+export function deploymentEnv({
+  baseUrl,
+  credentials,
+  clients,
+  contractFile,
+  redis,
+  quotas = QUOTAS_RAISED,
+  extra = {},
+}) {
   return {
     PORTFOLIO_API_BASE_URL: baseUrl,
     PORTFOLIO_API_KEY_ID: credentials.keyId,
@@ -94,7 +117,7 @@ export function deploymentEnv({ baseUrl, credentials, clients, contractFile, red
     // The same on every replica: a confirmation state sealed by one opens on another.
     PORTFOLIO_STATE_SECRET: "fleet-bench-state-secret-0123456789abcdef",
     PORTFOLIO_CONFIRM: "two-step",
-    PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: "1000000",
+    ...quotas,
     PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT: "200",
     PORTFOLIO_LOG_LEVEL: "error",
     ...extra,

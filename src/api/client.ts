@@ -8,9 +8,11 @@ import { describeIssue, type FieldError } from "../field-errors.js";
 import { AttemptLoop, type Sleep } from "../http/attempts.js";
 import { Cooldown } from "../http/cooldown.js";
 import { ApiError, errorFromResponse, invalidInput } from "../http/errors.js";
+import { RedisShareStore } from "../http/redis-share.js";
 import { DEFAULT_RETRY_POLICY, parseRetryAfter } from "../http/retry.js";
 import { CooldownBroadcast } from "../http/shared-cooldown.js";
 import { createTransport, type Transport } from "../http/transport.js";
+import { LocalShareStore, type ShareEvents, UpstreamShare } from "../http/upstream-share.js";
 import { type Logger, SecretRedactor } from "../log.js";
 import type { SharedRedis } from "../state/redis.js";
 import type { Operation, OperationId, OperationInput } from "./catalogue.js";
@@ -25,6 +27,8 @@ export interface ApiClientDeps {
   tokens: TokenManager;
   /** The attempt loop the token manager shares. */
   loop: AttemptLoop;
+  /** The turns every attempt waits for: each client's share of the key's rate. */
+  share: UpstreamShare;
   transport: Transport;
   /** Removes known secrets from upstream text before it is kept on an error. */
   scrub: (text: string) => string;
@@ -203,6 +207,11 @@ export class ApiClient {
     await this.deps.transport.close();
   }
 
+  /** The key's rate in force, requests a minute: the setting, lowered after 429s. */
+  keyRatePerMinute(): number {
+    return this.deps.share.keyPerMinute;
+  }
+
   /** How long every call still waits for a 429 cooldown (this replica's or another's). */
   cooldownRemainingMs(): number {
     return this.deps.loop.cooldown.remainingMs();
@@ -324,6 +333,8 @@ export interface ApiClientOptions {
   onAttempt?: (operation: string, status: number | null) => void;
   /** Redis shared with other replicas: one bearer (and one renewal) for the fleet. */
   redis?: SharedRedis;
+  /** Told of waits for a turn and of refusals, for metrics. */
+  shareEvents?: ShareEvents;
 }
 
 const abortableSleep: Sleep = (ms, signal) => delay(ms, undefined, { signal });
@@ -343,9 +354,31 @@ export function connectApi(options: ApiClientOptions): ApiClient {
   const cooldownBroadcast = options.redis
     ? new CooldownBroadcast(options.redis, cooldown, settings, options.logger)
     : undefined;
+  const limits = {
+    perMinute: settings.rateLimitPerMinute,
+    share: settings.sharePerClient,
+    maxInFlight: settings.maxInFlightPerClient,
+  };
+  const share = new UpstreamShare(
+    options.redis
+      ? new RedisShareStore(
+          options.redis,
+          limits,
+          settings,
+          // An attempt ends within the transport's timeouts; its slot outlives it by a margin.
+          2 * settings.timeoutMs + 10_000,
+          options.logger,
+          clock,
+        )
+      : new LocalShareStore(limits, clock),
+    { ...limits, maxWaitMs: settings.maxRetryWaitSeconds * 1000 },
+    clock,
+    options.shareEvents,
+  );
   const loop = new AttemptLoop({
     transport,
     cooldown,
+    share,
     policy: { ...DEFAULT_RETRY_POLICY, maxRetries: settings.maxRetries },
     maxRetryWaitMs: settings.maxRetryWaitSeconds * 1000,
     logger: options.logger,
@@ -371,6 +404,7 @@ export function connectApi(options: ApiClientOptions): ApiClient {
     logger: options.logger,
     tokens,
     loop,
+    share,
     transport,
     scrub,
     routes: options.routes,

@@ -1,4 +1,5 @@
 import { folded } from "../fold.js";
+import { asPrincipal, SERVER_PRINCIPAL } from "../http/principal.js";
 import type { OperationId } from "./catalogue.js";
 import type { ApiClient } from "./client.js";
 import { asListPage } from "./response.js";
@@ -70,7 +71,8 @@ export class Directory {
   private cached<T>(key: string, load: () => Promise<T>): Promise<T> {
     const hit = this.cache.get(key);
     if (hit && Date.now() - hit.at < TTL_MS) return hit.value as Promise<T>;
-    const value = load();
+    // Shared by every client: loaded on the server's turns, not on the first asker's.
+    const value = asPrincipal(SERVER_PRINCIPAL, load);
     this.cache.set(key, { at: Date.now(), value });
     value.catch(() => this.cache.delete(key)); // a failure is not cached
     return value;

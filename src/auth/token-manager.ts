@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type AttemptLoop, cancelled, EXCHANGE_OPERATION, type Timing } from "../http/attempts.js";
 import { ApiError, errorFromResponse } from "../http/errors.js";
+import { asPrincipal, SIGN_IN_PRINCIPAL } from "../http/principal.js";
 import { parseRetryAfter } from "../http/retry.js";
 import type { HttpReply } from "../http/transport.js";
 import type { Logger } from "../log.js";
@@ -87,7 +88,10 @@ export class TokenManager {
   private renew(): Promise<Bearer> {
     if (!this.inflight) {
       const shared = this.options.shared;
-      this.inflight = (shared ? this.renewShared(shared) : this.exchange())
+      // One exchange serves every caller: it takes turns on its own lane, not its first caller's.
+      this.inflight = asPrincipal(SIGN_IN_PRINCIPAL, () =>
+        shared ? this.renewShared(shared) : this.exchange(),
+      )
         .then((bearer) => {
           this.current = bearer;
           return bearer;

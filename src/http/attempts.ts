@@ -1,6 +1,6 @@
 import type { Logger } from "../log.js";
 import type { Cooldown } from "./cooldown.js";
-import { ApiError, isInProgressConflict, reasonCodeOf } from "./errors.js";
+import { ApiError, cancelled, isInProgressConflict, reasonCodeOf } from "./errors.js";
 import {
   type AttemptOutcome,
   parseRetryAfter,
@@ -8,7 +8,8 @@ import {
   retryDelayMs,
   shouldRetry,
 } from "./retry.js";
-import type { HttpReply, HttpRequest, NetworkError, Transport } from "./transport.js";
+import { type HttpReply, type HttpRequest, NetworkError, type Transport } from "./transport.js";
+import type { UpstreamShare } from "./upstream-share.js";
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -16,6 +17,8 @@ export interface AttemptLoopOptions {
   transport: Transport;
   /** Shared by every call of a client: after a 429 nobody sends until it has passed. */
   cooldown: Cooldown;
+  /** Every attempt waits here for its principal's turn within the key's rate. */
+  share: UpstreamShare;
   policy: RetryPolicy;
   /** The longest cooldown a call waits out; beyond it the call ends as rate_limited. */
   maxRetryWaitMs: number;
@@ -73,13 +76,19 @@ export class AttemptLoop {
     let retries = 0;
     for (let attempt = 1; ; attempt++) {
       await this.waitForCooldown(exchange);
-      const request = await exchange.build();
-      const sentAt = clock();
+      const turn = await this.options.share.acquire(exchange);
+      let sentAt = clock();
       let reply: HttpReply;
       try {
+        // Built in its turn, however long that took: the bearer is current when it leaves.
+        const request = await exchange.build();
+        await this.waitForCooldown(exchange); // one that began while this call waited its turn
+        sentAt = clock();
         reply = await this.options.transport.send({ ...request, signal: exchange.signal });
       } catch (error) {
-        const failure = error as NetworkError;
+        turn.release();
+        if (!(error instanceof NetworkError)) throw error;
+        const failure = error;
         this.log(exchange, null, sentAt, attempt);
         if (failure.kind === "aborted") throw cancelled(exchange);
         const wait = retryDelayMs(retries, null, policy, random);
@@ -100,6 +109,7 @@ export class AttemptLoop {
           },
         );
       }
+      turn.release();
       const receivedAt = clock();
       this.log(exchange, reply.status, sentAt, attempt);
       if (reply.status >= 200 && reply.status < 300)
@@ -107,7 +117,10 @@ export class AttemptLoop {
       if (exchange.again?.(reply, { sentAt, receivedAt })) continue;
 
       const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], clock());
-      if (reply.status === 429) this.options.cooldown.extend(retryAfterMs ?? 1_000);
+      if (reply.status === 429) {
+        this.options.cooldown.extend(retryAfterMs ?? 1_000);
+        turn.throttled(retryAfterMs ?? 1_000); // this principal drew it: slowed first
+      }
       const wait = retryDelayMs(retries, retryAfterMs, policy, random);
       const inProgress =
         reply.status === 409 &&
@@ -187,10 +200,4 @@ export class AttemptLoop {
 
 export const EXCHANGE_OPERATION = "auth_token";
 
-export function cancelled(exchange: Pick<Exchange, "operationId" | "requestId">): ApiError {
-  return new ApiError("The call was cancelled.", {
-    code: "aborted",
-    operationId: exchange.operationId,
-    requestId: exchange.requestId,
-  });
-}
+export { cancelled };

@@ -216,6 +216,15 @@ export function reasonCodeOf(body: Buffer, contentType: string): string | undefi
   return parseProblem(body, contentType, (text) => text)?.reason_code;
 }
 
+/** The caller cancelled: every wait and the request in flight end with this. */
+export function cancelled(what: { operationId: string; requestId: string }): ApiError {
+  return new ApiError("The call was cancelled.", {
+    code: "aborted",
+    operationId: what.operationId,
+    requestId: what.requestId,
+  });
+}
+
 /** Refused locally: names every field and rule, and says nothing was sent. */
 export function invalidInput(operationId: string, fieldErrors: FieldError[]): ApiError {
   const list = fieldErrors.map((e) => `${e.field}: ${e.message}`).join("; ");

@@ -5,6 +5,7 @@ import { withoutShareTokens } from "../api/response.js";
 import type { DelegatedUser } from "../config.js";
 import { UserFacingError, userMessage } from "../errors.js";
 import { ApiError, isInProgressConflict } from "../http/errors.js";
+import { asPrincipal } from "../http/principal.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
 import { StoreUnavailable } from "../state/redis.js";
@@ -414,7 +415,10 @@ export class WriteGate {
     const settled = await Promise.allSettled(
       unfinished.map((i) =>
         // One another live process is delivering is left to it: no waiting here.
-        this.exclusive(i.id, () => this.deliver(this.intents.get(i.id) as Intent, null, 0)),
+        // Counted against the share of the client that drafted it, as its own call would be.
+        asPrincipal(i.caller.client, () =>
+          this.exclusive(i.id, () => this.deliver(this.intents.get(i.id) as Intent, null, 0)),
+        ),
       ),
     );
     return settled.flatMap((outcome, n) => {

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "../../src/api/client.js";
 import { ApiError } from "../../src/http/errors.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { clientFor } from "../helpers/api.js";
+import { clientFor, SHARE_RAISED } from "../helpers/api.js";
 
 let sandbox: Sandbox;
 const clients: ApiClient[] = [];
@@ -29,7 +29,7 @@ afterAll(() => sandbox.close());
 
 describe("the bearer (spec part 5)", () => {
   it("exchanges once for 200 concurrent calls on a cold start, and once more after expiry", async () => {
-    const { api } = client();
+    const { api } = client(SHARE_RAISED);
     const mark = sandbox.control.mark();
     const results = await Promise.all(
       Array.from({ length: 200 }, () => api.call("notifications_unread_count", {})),
@@ -54,7 +54,7 @@ describe("the bearer (spec part 5)", () => {
   it("renews shortly before expiry in the background: callers keep the current bearer meanwhile", async () => {
     const own = await startSandbox({ rateLimit: false, tokenTtlSeconds: 30 });
     let shiftMs = 0;
-    const { api } = clientFor(own, {}, { clock: () => Date.now() + shiftMs });
+    const { api } = clientFor(own, SHARE_RAISED, { clock: () => Date.now() + shiftMs });
     try {
       await api.call("taxonomies_get", {});
       const first = await api.tokens.get();
@@ -73,7 +73,7 @@ describe("the bearer (spec part 5)", () => {
   });
 
   it("recovers from bearers expired mid-run with one re-exchange and a new nonce", async () => {
-    const { api } = client();
+    const { api } = client(SHARE_RAISED);
     await api.call("taxonomies_get", {});
     const mark = sandbox.control.mark();
     sandbox.control.expireAllBearers();

@@ -3,7 +3,7 @@ import { bearerKey, openBearer, sealBearer } from "../../src/auth/bearer-seal.js
 import { RedisBearerStore } from "../../src/auth/shared-bearer.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import type { SharedRedis } from "../../src/state/redis.js";
-import { clientFor } from "../helpers/api.js";
+import { clientFor, SHARE_RAISED } from "../helpers/api.js";
 import { dropAndClose, testRedis } from "../helpers/redis.js";
 
 let sandbox: Sandbox;
@@ -20,10 +20,13 @@ afterAll(async () => {
 const exchanges = (since: number) =>
   sandbox.control.requests({ since, routeId: "auth_token" }).length;
 
-/** Two replicas: each its own ApiClient and TokenManager, one Redis between them. */
+/**
+ * Two replicas: each its own ApiClient and TokenManager, one Redis between them (the client's
+ * share of the key raised: hundreds of calls at once are what is tested).
+ */
 function replicas() {
-  const one = clientFor(sandbox, {}, { redis });
-  const two = clientFor(sandbox, {}, { redis });
+  const one = clientFor(sandbox, SHARE_RAISED, { redis });
+  const two = clientFor(sandbox, SHARE_RAISED, { redis });
   return {
     apis: [one.api, two.api],
     logs: () => one.logs.text() + two.logs.text(),

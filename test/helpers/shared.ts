@@ -19,6 +19,13 @@ export interface ClientEntry {
   tools?: string[];
 }
 
+/** SHARE_RAISED (helpers/api.ts), as a spawned server's environment. */
+export const SHARE_RAISED_ENV = {
+  PORTFOLIO_API_RATE_LIMIT_PER_MINUTE: "1000000",
+  PORTFOLIO_API_SHARE_PER_CLIENT: "100",
+  PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT: "1000",
+};
+
 /** The built server in shared HTTP mode, on this sandbox, with a clients file (null: none). */
 export async function startShared(
   sandbox: Sandbox,

@@ -6,7 +6,7 @@ import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectRedis } from "../../src/state/redis.js";
 import { REDIS_URL } from "../helpers/redis.js";
 import { roundRobin } from "../helpers/round-robin.js";
-import { type ClientEntry, startShared } from "../helpers/shared.js";
+import { type ClientEntry, SHARE_RAISED_ENV, startShared } from "../helpers/shared.js";
 
 /**
  * Three `serve --http` processes, each with its own state directory, sharing one Redis and one
@@ -31,6 +31,7 @@ beforeAll(async () => {
         PORTFOLIO_REDIS_URL: REDIS_URL,
         PORTFOLIO_REDIS_PREFIX: prefix,
         PORTFOLIO_STATE_SECRET: FLEET_SECRET,
+        ...SHARE_RAISED_ENV, // hundreds of one client's calls at once are what is tested
       }),
     ),
   );

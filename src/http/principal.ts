@@ -1,0 +1,38 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * Whom an upstream request is made for, carried by the async context rather than through every
+ * call: the server sets it where an MCP request is dispatched (src/server.ts), the write gate
+ * where it delivers a write in the background, and the attempt loop reads it to count each
+ * attempt against that principal's share of the key's rate.
+ */
+export interface UpstreamCaller {
+  /** `http:<client>`, `http:oauth:<hash>` or `stdio:<client name>`: the write gate's Caller.client. */
+  principal: string;
+  /** When the work began: its waits for a turn end, at the latest, the longest wait after it. */
+  startedAt: number;
+}
+
+/** Work no client asked for: the shared name directory, startup checks, doctor. */
+export const SERVER_PRINCIPAL = "server";
+/**
+ * Token exchanges, on a lane of their own: an attempt builds its request (and so may wait for
+ * a renewal) while it holds its turn, so the renewal must never queue behind those turns.
+ */
+export const SIGN_IN_PRINCIPAL = "server:sign-in";
+
+const current = new AsyncLocalStorage<UpstreamCaller>();
+
+/** Runs `work` with its upstream requests counted against `principal`. */
+export function asPrincipal<T>(
+  principal: string,
+  work: () => T,
+  clock: () => number = Date.now,
+): T {
+  return current.run({ principal, startedAt: clock() }, work);
+}
+
+/** The principal the current work runs for; null outside any (counted as the server's). */
+export function currentCaller(): UpstreamCaller | null {
+  return current.getStore() ?? null;
+}

@@ -1,0 +1,392 @@
+import { ApiError, cancelled } from "./errors.js";
+import { currentCaller, SERVER_PRINCIPAL } from "./principal.js";
+import {
+  type Bucket,
+  type Decision,
+  decide,
+  FRESH_BUCKET,
+  factorAt,
+  idle,
+  intervals,
+  KEY_DECREASE,
+  KEY_FLOOR,
+  learn,
+  PRINCIPAL_DECREASE,
+  PRINCIPAL_FLOOR,
+  type ShareLimits,
+  type Verdict,
+  type WaitReason,
+} from "./share-math.js";
+
+/**
+ * Where the buckets live: this process (LocalShareStore) or the fleet's Redis
+ * (RedisShareStore). A grant registers `member` as one of the principal's requests in flight
+ * until it is released (or, on Redis, until its lease lapses with the replica that held it).
+ */
+export interface ShareStore {
+  take(principal: string, member: string): Promise<Verdict>;
+  release(principal: string, member: string): void;
+  /** A request of this principal drew a 429: slow it, and the key, for a while. */
+  throttled(principal: string, retryAfterMs: number): void;
+  /** The fraction of the configured key rate in force, as last seen (1: all of it). */
+  readonly keyFactor: number;
+}
+
+/** The buckets of one process. In-flight requests are counted by the lanes, before asking. */
+export class LocalShareStore implements ShareStore {
+  private key: Bucket = FRESH_BUCKET;
+  private readonly principals = new Map<string, Bucket>();
+  private takes = 0;
+
+  constructor(
+    private readonly limits: ShareLimits,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  get keyFactor(): number {
+    return factorAt(this.key, this.clock());
+  }
+
+  async take(principal: string): Promise<Verdict> {
+    return this.takeNow(principal);
+  }
+
+  takeNow(principal: string): Decision {
+    const now = this.clock();
+    const decision = decide(
+      this.limits,
+      this.key,
+      this.principals.get(principal) ?? FRESH_BUCKET,
+      0,
+      now,
+    );
+    if (decision.go) {
+      this.key = decision.key;
+      this.principals.set(principal, decision.principal);
+    }
+    // Principals come and go (sessions, sign-ins): forget the ones that owe nothing.
+    if (++this.takes % 1024 === 0)
+      for (const [name, bucket] of this.principals)
+        if (idle(bucket, now)) this.principals.delete(name);
+    return decision;
+  }
+
+  release(): void {}
+
+  throttled(principal: string, retryAfterMs: number): void {
+    const now = this.clock();
+    this.key = learn(this.key, retryAfterMs, KEY_DECREASE, KEY_FLOOR, now);
+    const bucket = this.principals.get(principal) ?? FRESH_BUCKET;
+    this.principals.set(
+      principal,
+      learn(bucket, retryAfterMs, PRINCIPAL_DECREASE, PRINCIPAL_FLOOR, now),
+    );
+  }
+}
+
+export interface ShareSettings extends ShareLimits {
+  /** The longest a piece of work (an MCP request) waits for its turns, from when it began. */
+  maxWaitMs: number;
+}
+
+/** For metrics: waits that ended in a turn, and refusals, by reason. */
+export interface ShareEvents {
+  waited?(reason: WaitReason, ms: number): void;
+  refused?(reason: WaitReason): void;
+}
+
+/** One upstream attempt's turn: released once the answer (or the failure) is in. */
+export interface UpstreamPermit {
+  readonly principal: string;
+  /** The attempt drew a 429 with this Retry-After (ms). */
+  throttled(retryAfterMs: number): void;
+  release(): void;
+}
+
+export interface TurnRequest {
+  operationId: string;
+  requestId: string;
+  signal?: AbortSignal;
+}
+
+interface Waiter {
+  /** When the work began: older work goes first, so walks finish rather than all crawl. */
+  order: number;
+  deadline: number;
+  since: number;
+  /** Why it waits, once it has had to. */
+  reason: WaitReason | null;
+  what: TurnRequest;
+  settle(outcome: UpstreamPermit | ApiError): void;
+}
+
+/** One principal's requests on this replica: a queue, and those in flight. */
+interface Lane {
+  waiting: Waiter[];
+  inFlight: number;
+  pumping: boolean;
+  /** The principal's interval between requests, as last decided (for estimates). */
+  intervalMs: number;
+  /** Ends the pump's nap: a turn was given back, the head left. */
+  wake: (() => void) | null;
+}
+
+const MEMBER_PREFIX = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+
+/**
+ * Fair use of the one API key (issue 22): every upstream attempt, token exchanges and retries
+ * included, waits here for its principal's turn: within the principal's share of the key's
+ * rate, within the key's rate, and with fewer than the principal's in-flight bound under way.
+ * Each principal queues on its own lane (older work first), so a client that sends a hundred
+ * walks waits behind its own requests and nobody else's. A wait that would end after the
+ * work's deadline is refused at once with one sentence saying which limit and when to retry.
+ */
+export class UpstreamShare {
+  private readonly lanes = new Map<string, Lane>();
+  private members = 0;
+
+  constructor(
+    private readonly store: ShareStore,
+    readonly settings: ShareSettings,
+    private readonly clock: () => number = Date.now,
+    private readonly events: ShareEvents = {},
+  ) {}
+
+  /** The key's rate in force, requests a minute: the setting, lowered after 429s. */
+  get keyPerMinute(): number {
+    return this.settings.perMinute * this.store.keyFactor;
+  }
+
+  /** Requests waiting for a turn on this replica, all principals together. */
+  get waiting(): number {
+    let count = 0;
+    for (const lane of this.lanes.values()) count += lane.waiting.length;
+    return count;
+  }
+
+  acquire(what: TurnRequest): Promise<UpstreamPermit> {
+    if (what.signal?.aborted) return Promise.reject(cancelled(what));
+    const caller = currentCaller();
+    const principal = caller?.principal ?? SERVER_PRINCIPAL;
+    const now = this.clock();
+    const lane = this.lane(principal);
+    const order = caller?.startedAt ?? now;
+    let at = lane.waiting.findIndex((w) => w.order > order);
+    if (at === -1) at = lane.waiting.length;
+    const full = lane.inFlight >= this.settings.maxInFlight;
+    const waiter: Waiter = {
+      order,
+      deadline: order + this.settings.maxWaitMs,
+      since: now,
+      // Behind its own requests, it waits for its share (or for one of them to finish).
+      reason: at === 0 ? null : full ? "in_flight" : "client_share",
+      what,
+      settle: () => {},
+    };
+    // Behind this many of its own requests it would wait about this long: refuse now rather
+    // than hold the call until its deadline.
+    const estimate = (at + (full ? 1 : 0)) * lane.intervalMs;
+    if (waiter.reason && now + estimate > waiter.deadline) {
+      this.forget(principal, lane);
+      return Promise.reject(this.refusal(principal, what, waiter.reason, estimate));
+    }
+    return new Promise<UpstreamPermit>((resolve, reject) => {
+      const onAbort = () => {
+        if (this.leave(lane, waiter)) reject(cancelled(what));
+      };
+      const expiry = setTimeout(() => this.expire(principal, lane, waiter), waiter.deadline - now);
+      expiry.unref();
+      waiter.settle = (outcome) => {
+        clearTimeout(expiry);
+        what.signal?.removeEventListener("abort", onAbort);
+        if (outcome instanceof ApiError) reject(outcome);
+        else resolve(outcome);
+      };
+      what.signal?.addEventListener("abort", onAbort, { once: true });
+      lane.waiting.splice(at, 0, waiter);
+      this.pump(principal, lane).catch((error: unknown) => this.failAll(lane, error));
+    });
+  }
+
+  private lane(principal: string): Lane {
+    let lane = this.lanes.get(principal);
+    if (!lane) {
+      const { principal: intervalMs } = intervals(this.settings, 1, 1);
+      lane = { waiting: [], inFlight: 0, pumping: false, intervalMs, wake: null };
+      this.lanes.set(principal, lane);
+    }
+    return lane;
+  }
+
+  /**
+   * Gives turns to the lane's head, one at a time, for as long as anyone waits: one question
+   * to the store per turn (and per wait), whatever the queue's length.
+   */
+  private async pump(principal: string, lane: Lane): Promise<void> {
+    if (lane.pumping) return;
+    lane.pumping = true;
+    try {
+      while (lane.waiting.length > 0) {
+        const head = lane.waiting[0] as Waiter;
+        if (lane.inFlight >= this.settings.maxInFlight) {
+          if (this.clock() >= head.deadline) {
+            this.refuse(principal, lane, head, "in_flight", lane.intervalMs);
+            continue;
+          }
+          head.reason = "in_flight";
+          await this.nap(lane, head.deadline - this.clock());
+          continue;
+        }
+        const member = `${MEMBER_PREFIX}-${++this.members}`;
+        const decision = await this.store.take(principal, member);
+        const now = this.clock();
+        const served = lane.waiting[0]; // the head may have left (cancelled) meanwhile
+        if (decision.go) {
+          if (served) this.grant(principal, lane, served, member, now);
+          else this.store.release(principal, member);
+          continue;
+        }
+        lane.intervalMs = decision.intervalMs;
+        if (!served) break;
+        const late = now + decision.waitMs > served.deadline;
+        // A rate wait is known in advance; an in-flight one only once the deadline is reached.
+        if (late && (decision.reason !== "in_flight" || now >= served.deadline)) {
+          this.refuse(principal, lane, served, decision.reason, decision.waitMs);
+          continue;
+        }
+        served.reason = decision.reason;
+        await this.nap(lane, Math.min(decision.waitMs, Math.max(0, served.deadline - now)));
+      }
+    } finally {
+      lane.pumping = false;
+      this.forget(principal, lane);
+    }
+  }
+
+  /** The store failed in a way it should not (it falls back on its own): nobody hangs on it. */
+  private failAll(lane: Lane, error: unknown) {
+    for (const waiter of lane.waiting.splice(0))
+      waiter.settle(
+        new ApiError(`${waiter.what.operationId} was not sent: ${(error as Error).message}.`, {
+          code: "server_error",
+          operationId: waiter.what.operationId,
+          requestId: waiter.what.requestId,
+        }),
+      );
+  }
+
+  private grant(principal: string, lane: Lane, waiter: Waiter, member: string, now: number) {
+    lane.waiting.shift();
+    lane.inFlight++;
+    if (waiter.reason) this.events.waited?.(waiter.reason, now - waiter.since);
+    let released = false;
+    const store = this.store;
+    waiter.settle({
+      principal,
+      throttled: (retryAfterMs) => store.throttled(principal, retryAfterMs),
+      release: () => {
+        if (released) return;
+        released = true;
+        lane.inFlight--;
+        store.release(principal, member);
+        lane.wake?.();
+        this.forget(principal, lane);
+      },
+    });
+  }
+
+  private refuse(
+    principal: string,
+    lane: Lane,
+    waiter: Waiter,
+    reason: WaitReason,
+    waitMs: number,
+  ) {
+    this.leave(lane, waiter);
+    waiter.settle(this.refusal(principal, waiter.what, reason, waitMs));
+  }
+
+  /** A waiter behind the head reached its deadline: the head's is the pump's to judge. */
+  private expire(principal: string, lane: Lane, waiter: Waiter) {
+    const at = lane.waiting.indexOf(waiter);
+    if (at <= 0) return;
+    this.refuse(principal, lane, waiter, waiter.reason ?? "client_share", at * lane.intervalMs);
+  }
+
+  /** Takes a waiter out of the queue; false when it was no longer there. */
+  private leave(lane: Lane, waiter: Waiter): boolean {
+    const at = lane.waiting.indexOf(waiter);
+    if (at === -1) return false;
+    lane.waiting.splice(at, 1);
+    if (at === 0) lane.wake?.();
+    return true;
+  }
+
+  private forget(principal: string, lane: Lane) {
+    if (!lane.pumping && lane.waiting.length === 0 && lane.inFlight === 0)
+      this.lanes.delete(principal);
+  }
+
+  private nap(lane: Lane, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (lane.wake === done) lane.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      lane.wake = done;
+    });
+  }
+
+  /** The one sentence of a refused turn: which limit, its setting, when to retry. */
+  private refusal(
+    principal: string,
+    what: TurnRequest,
+    reason: WaitReason,
+    waitMs: number,
+  ): ApiError {
+    this.events.refused?.(reason);
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    const detail = explain(reason, principal, this.settings, this.store.keyFactor);
+    return new ApiError(`${what.operationId} was not sent: ${detail}; retry in ${seconds} s.`, {
+      code: "rate_limited",
+      operationId: what.operationId,
+      requestId: what.requestId,
+      retryAfterSeconds: seconds,
+      reasonCode: reason,
+      detail,
+    });
+  }
+}
+
+/** Why a turn was refused, naming the setting that decides it. */
+function explain(
+  reason: WaitReason,
+  principal: string,
+  settings: ShareSettings,
+  keyFactor: number,
+): string {
+  const [who, has, its] = principal.startsWith(SERVER_PRINCIPAL)
+    ? ["this server's own requests (sign-in, lookups)", "have", "their"]
+    : ["this client", "has", "its"];
+  const rate =
+    keyFactor < 1
+      ? `${settings.perMinute} requests a minute, lowered to ${Math.floor(settings.perMinute * keyFactor)} after the API's 429s`
+      : `${settings.perMinute} requests a minute`;
+  switch (reason) {
+    case "client_share":
+      return `${who} ${has} used ${its} share of the Partner API key's rate (PORTFOLIO_API_SHARE_PER_CLIENT: ${Math.round(settings.share * 100)} % of PORTFOLIO_API_RATE_LIMIT_PER_MINUTE, ${rate})`;
+    case "key_rate":
+      return `the Partner API key's rate is in use by every client together (PORTFOLIO_API_RATE_LIMIT_PER_MINUTE: ${rate})`;
+    case "in_flight":
+      return `${who} already ${has} ${settings.maxInFlight} request${settings.maxInFlight === 1 ? "" : "s"} to the Partner API under way (PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT)`;
+  }
+}
+
+/** Refusals of a turn carry one of these reason codes, and no HTTP status: nothing was sent. */
+export const TURN_REFUSALS: ReadonlySet<string> = new Set<WaitReason>([
+  "client_share",
+  "key_rate",
+  "in_flight",
+]);
