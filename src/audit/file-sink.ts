@@ -85,13 +85,18 @@ export class AuditFile {
     return this.movedAway() || (this.size > 0 && this.size + nextLineBytes + 1 > this.maxBytes);
   }
 
-  /** Renames a full file aside (`<file>.<time>`), or leaves a moved one, and opens a new one. */
-  startNewFile(): void {
+  /**
+   * Renames a full file aside (`<file>.<time>-<next seq>`: unique, however fast files fill), or
+   * leaves a moved one, and opens a new one.
+   */
+  startNewFile(nextSeq: number): void {
     guarded(this.path, () => {
       const rotating = !this.movedAway();
       this.release();
-      if (rotating)
-        renameSync(this.path, `${this.path}.${new Date().toISOString().replace(/[:.]/g, "-")}`);
+      if (rotating) {
+        const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+        renameSync(this.path, `${this.path}.${stamp}-${nextSeq}`);
+      }
       this.fd = openSync(this.path, "a", 0o600);
       const stat = fstatSync(this.fd);
       this.ino = stat.ino;

@@ -99,7 +99,7 @@ export class AuditTrail {
       if (this.file?.needsNewFile(JSON.stringify(fields).length + 200)) {
         // A new file: its first record names the last one written, and the chain goes on.
         const continued = this.file.path;
-        this.file.startNewFile();
+        this.file.startNewFile(this.head.seq);
         this.write({ event: "chain-start", note: `continues the chain of ${continued}` }, true);
       }
       return this.write(fields, durable);

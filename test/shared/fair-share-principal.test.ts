@@ -16,6 +16,9 @@ import { connectRedis, type SharedRedis } from "../../src/state/redis.js";
 import { REDIS_URL } from "../helpers/redis.js";
 import { type ClientEntry, startShared } from "../helpers/shared.js";
 
+/** Replicas on one Redis share it: it authenticates the intents they share. */
+const STATE_SECRET = "fair-share-test-state-secret-0123456789";
+
 /**
  * Whose share an upstream request is counted against, whatever the way in: the principal
  * rides the async context from the SDK's request handler down to the attempt loop. Seen where
@@ -46,7 +49,11 @@ let stateless: Awaited<ReturnType<typeof startShared>>;
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
   redis = await connectRedis({ url: REDIS_URL, prefix });
-  const env = { PORTFOLIO_REDIS_URL: REDIS_URL, PORTFOLIO_REDIS_PREFIX: prefix };
+  const env = {
+    PORTFOLIO_REDIS_URL: REDIS_URL,
+    PORTFOLIO_REDIS_PREFIX: prefix,
+    PORTFOLIO_STATE_SECRET: STATE_SECRET,
+  };
   [sessions, stateless] = await Promise.all([
     startShared(sandbox, [alice, bob, carol], env),
     startShared(sandbox, [alice, bob, carol], env, ["--stateless"]),
@@ -147,6 +154,7 @@ describe("each upstream request counts against the principal that asked", () => 
       PORTFOLIO_STATE_DIR: mkdtempSync(join(tmpdir(), "share-principal-")),
       PORTFOLIO_REDIS_URL: REDIS_URL,
       PORTFOLIO_REDIS_PREFIX: prefix,
+      PORTFOLIO_STATE_SECRET: STATE_SECRET,
       PORTFOLIO_LOG_LEVEL: "error",
     };
     const legacy = new Client({ name: "attribution-stdio", version: "1.0.0" });
