@@ -187,7 +187,8 @@ const variables = z.object({
     .min(1, "must not be empty")
     .describe("API secret; signs the token exchange only, never logged. Environment only."),
   PORTFOLIO_DELEGATED_USER_EMAIL: optional(
-    z.string().regex(/^[^\s@]+@[^\s@]+$/, "must be an e-mail address"),
+    // One header line: no whitespace, and no control character (NUL is not whitespace).
+    z.string().regex(/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u, "must be an e-mail address"),
   ).describe("User the server acts for on /users/me routes (or the next variable; not both)."),
   PORTFOLIO_DELEGATED_USER_ID: optional(
     z.string().regex(/^[!-~]{1,255}$/, "must be 1 to 255 printable characters"),

@@ -56,6 +56,24 @@ export function bodyForLog(raw: Buffer, contentType?: string): unknown {
   }
 }
 
+/**
+ * The header lines of each part of a multipart body, as received: what a test needs to see of
+ * an upload (names, file names, types, and any line that should not be there), never the bytes.
+ */
+export function multipartHeadersForLog(raw: Buffer, contentType?: string): string[][] | undefined {
+  const boundary = /^multipart\/[^;]*;.*\bboundary="?([^";\s]+)"?/i.exec(contentType ?? "")?.[1];
+  if (!boundary || raw.length === 0) return undefined;
+  const text = raw.toString("latin1");
+  const parts: string[][] = [];
+  for (const part of text.split(`--${boundary}`).slice(1, 21)) {
+    if (part.startsWith("--")) break;
+    const end = part.indexOf("\r\n\r\n");
+    if (end === -1) continue;
+    parts.push(part.slice(2, Math.min(end, 4096)).split("\r\n"));
+  }
+  return parts;
+}
+
 /** The caller's X-Request-ID when it is a sane token, else a fresh one. */
 export function pickRequestId(header: string | string[] | undefined): string {
   if (typeof header === "string" && /^[!-~]{1,200}$/.test(header)) return header;

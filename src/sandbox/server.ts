@@ -8,6 +8,7 @@ import type { FaultInjector, RouteKind } from "./faults.js";
 import {
   bodyForLog,
   flatHeaders,
+  multipartHeadersForLog,
   parseJsonBody,
   pickRequestId,
   readBody,
@@ -89,6 +90,7 @@ export function createRequestHandler(deps: PipelineDeps) {
         routeId: trace.routeId,
         headers: flatHeaders(req),
         body: bodyForLog(raw, req.headers["content-type"]),
+        parts: multipartHeadersForLog(raw, req.headers["content-type"]),
         remoteAddress: address,
         keyId: trace.keyId,
         status,

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -11,7 +11,7 @@ import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/clien
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as LegacyStdio } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as LegacyHttp } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Sandbox } from "../../src/sandbox/index.js";
+import { demoContract, type Sandbox } from "../../src/sandbox/index.js";
 import { APPS_CAPABILITY } from "./mcp.js";
 
 /**
@@ -39,6 +39,8 @@ export interface ServedOptions {
   apps?: boolean;
   /** Declare form elicitation (a 2026 client then gets input-required confirmations). */
   elicitation?: boolean;
+  /** Serve the sandbox key's contract export (PORTFOLIO_CONTRACT_FILE): the long tail too. */
+  contract?: boolean;
 }
 
 export interface ToolResult {
@@ -55,10 +57,16 @@ export interface Served {
   call(name: string, args: Record<string, unknown>, extra?: Record<string, unknown>): Promise<any>;
   /** What the server wrote on stderr so far. */
   stderr(): string;
+  /** PORTFOLIO_STATE_DIR: the journal's intents are under `intents/`. */
+  stateDir: string;
   close(): Promise<void>;
 }
 
-export function servedEnv(sandbox: Sandbox, extra: Record<string, string> = {}) {
+export function servedEnv(
+  sandbox: Sandbox,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const stateDir = mkdtempSync(join(tmpdir(), "served-"));
   return {
     ...(Object.fromEntries(
       Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
@@ -67,7 +75,7 @@ export function servedEnv(sandbox: Sandbox, extra: Record<string, string> = {}) 
     PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
     PORTFOLIO_API_SECRET: sandbox.credentials.secret,
     PORTFOLIO_DELEGATED_USER_EMAIL: sandbox.credentials.delegatedUserEmail,
-    PORTFOLIO_STATE_DIR: mkdtempSync(join(tmpdir(), "served-")),
+    PORTFOLIO_STATE_DIR: stateDir,
     PORTFOLIO_LOG_LEVEL: "warn",
     ...extra,
   };
@@ -75,6 +83,13 @@ export function servedEnv(sandbox: Sandbox, extra: Record<string, string> = {}) 
 
 export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<Served> {
   const env = servedEnv(sandbox, options.env);
+  const stateDir = env.PORTFOLIO_STATE_DIR as string;
+  if (options.contract) {
+    const file = join(stateDir, "contract.json");
+    const contract = demoContract(sandbox.credentials.keyId, { serverUrl: sandbox.baseUrl });
+    writeFileSync(file, JSON.stringify(contract));
+    env.PORTFOLIO_CONTRACT_FILE = file;
+  }
   let stderr = "";
   let child: ChildProcess | null = null;
   let url: URL | null = null;
@@ -150,6 +165,7 @@ export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<S
         { allowInputRequired: true },
       ),
     stderr: () => stderr,
+    stateDir,
     async close() {
       await client.close().catch(() => {});
       if (child && child.exitCode === null && child.signalCode === null) {
