@@ -95,6 +95,7 @@ export async function prepare(
     await sandbox?.close();
     throw error;
   }
+  config.warnings.push(...(contract?.warnings ?? []));
   if (contract && config.api.routesFile)
     config.warnings.push(
       `PORTFOLIO_ROUTES_FILE (${config.api.routesFile}) is ignored: the contract in ${contract.source} gives every operation its method and path.`,

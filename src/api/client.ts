@@ -13,6 +13,7 @@ import { CooldownBroadcast } from "../http/shared-cooldown.js";
 import { createTransport, type Transport } from "../http/transport.js";
 import { type Logger, SecretRedactor } from "../log.js";
 import type { SharedRedis } from "../state/redis.js";
+import { staysUnderBase } from "./base-path.js";
 import type { Operation, OperationId, OperationInput } from "./catalogue.js";
 import { multipartBody } from "./multipart.js";
 import { readSuccessBody, XLSX_MIME } from "./response.js";
@@ -265,6 +266,12 @@ export class ApiClient {
     const path = operation.path.replace(/\{([^{}]+)\}/g, (_, name: string) =>
       encodeURIComponent(String(params?.[name] ?? "")),
     );
+    // The last word, whatever the route table says: never a URL off the API's base path.
+    if (!staysUnderBase(this.settings.baseUrl, path))
+      throw new ApiError(
+        `${id} is not offered: its route ${operation.path} leaves the API's base path (nothing was sent).`,
+        { code: "not_offered", operationId: id },
+      );
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(query ?? {}))
       for (const item of Array.isArray(value) ? value : [value])

@@ -11,7 +11,7 @@ import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/clien
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as LegacyStdio } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as LegacyHttp } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { demoContract, type Sandbox } from "../../src/sandbox/index.js";
+import { demoContract, type OpenApiDocument, type Sandbox } from "../../src/sandbox/index.js";
 import { APPS_CAPABILITY } from "./mcp.js";
 
 /**
@@ -39,8 +39,11 @@ export interface ServedOptions {
   apps?: boolean;
   /** Declare form elicitation (a 2026 client then gets input-required confirmations). */
   elicitation?: boolean;
-  /** Serve the sandbox key's contract export (PORTFOLIO_CONTRACT_FILE): the long tail too. */
-  contract?: boolean;
+  /**
+   * Serve the sandbox key's contract export (PORTFOLIO_CONTRACT_FILE): the long tail too; a
+   * function serves the export as it changes it.
+   */
+  contract?: boolean | ((document: OpenApiDocument) => OpenApiDocument);
 }
 
 export interface ToolResult {
@@ -87,7 +90,10 @@ export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<S
   if (options.contract) {
     const file = join(stateDir, "contract.json");
     const contract = demoContract(sandbox.credentials.keyId, { serverUrl: sandbox.baseUrl });
-    writeFileSync(file, JSON.stringify(contract));
+    if (!contract) throw new Error(`no demo contract for ${sandbox.credentials.keyId}`);
+    const edit =
+      typeof options.contract === "function" ? options.contract : (d: OpenApiDocument) => d;
+    writeFileSync(file, JSON.stringify(edit(contract)));
     env.PORTFOLIO_CONTRACT_FILE = file;
   }
   let stderr = "";

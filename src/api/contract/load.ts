@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { extname } from "node:path";
+import { hasDotSegment } from "../base-path.js";
 import type { HttpMethod } from "../catalogue.js";
 import { capabilityOf } from "./capabilities.js";
 import { RefResolver } from "./refs.js";
@@ -59,6 +60,7 @@ export function normaliseContract(document: unknown, source: string): Contract {
         families.set(tag.name, typeof tag.description === "string" ? tag.description : tag.name);
 
   const operations = new Map<string, ContractOperation>();
+  const warnings: string[] = [];
   for (const [path, rawItem] of Object.entries(document.paths as Record<string, unknown>)) {
     const item = refs.deref(rawItem);
     if (!isObject(item)) fail(`paths["${path}"] is not an object`);
@@ -71,6 +73,14 @@ export function normaliseContract(document: unknown, source: string): Contract {
       const id = (raw as Record<string, unknown>).operationId;
       if (typeof id !== "string" || !OPERATION_ID.test(id))
         fail(`${where} has no usable operationId (letters, digits and _ . -, at most 128)`);
+      // Resolved, the URL would leave the API's base path (WHATWG URL reads %2e as a dot): the
+      // one operation is left out, and the rest of the contract still serves.
+      if (hasDotSegment(path)) {
+        warnings.push(
+          `${source}: operation ${id} (${where}) is left out: its path has a . or .. segment (or %2e), which would leave the API's base path`,
+        );
+        continue;
+      }
       const operation = normaliseOperation(
         raw as Record<string, unknown>,
         { id: id as string, method, path, shared, document, refs },
@@ -89,6 +99,7 @@ export function normaliseContract(document: unknown, source: string): Contract {
     revision: typeof revision === "string" ? revision : "unknown",
     families,
     operations,
+    warnings,
   };
 }
 

@@ -48,4 +48,6 @@ export interface Contract {
   /** Families (tags) with their descriptions, in the export's order. */
   families: ReadonlyMap<string, string>;
   operations: ReadonlyMap<string, ContractOperation>;
+  /** Operations left out, each with why, for the startup log. */
+  warnings: string[];
 }
