@@ -22,6 +22,8 @@ export interface ApiSettings {
   timeoutMs: number;
   maxRetries: number;
   maxRetryWaitSeconds: number;
+  /** Largest answer read from the API; a larger one is refused unread. */
+  maxResponseBytes: number;
 }
 
 export interface ServerSettings {
@@ -324,6 +326,9 @@ const variables = z.object({
   PORTFOLIO_MAX_RETRY_WAIT_SECONDS: integer(0, 3600, 30).describe(
     "Longest rate-limit cooldown a call waits out, 0-3600 (default 30).",
   ),
+  PORTFOLIO_MAX_RESPONSE_BYTES: integer(65_536, 1_073_741_824, 20_971_520).describe(
+    "Largest Partner API answer read, in bytes, 65536-1073741824; a larger one is refused unread (default 20971520, 20 MiB).",
+  ),
 });
 
 export type VariableName = keyof z.input<typeof variables>;
@@ -412,6 +417,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       timeoutMs: v.PORTFOLIO_HTTP_TIMEOUT_SECONDS * 1000,
       maxRetries: v.PORTFOLIO_MAX_RETRIES,
       maxRetryWaitSeconds: v.PORTFOLIO_MAX_RETRY_WAIT_SECONDS,
+      maxResponseBytes: v.PORTFOLIO_MAX_RESPONSE_BYTES,
     },
     server: {
       mcpToken: v.PORTFOLIO_MCP_TOKEN ?? null,

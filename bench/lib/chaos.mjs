@@ -49,6 +49,7 @@ export async function runChaos({
       timeoutMs: 10_000,
       maxRetries: 3,
       maxRetryWaitSeconds: 30,
+      maxResponseBytes: 20_971_520,
     },
     routes: resolveRoutes(null, contract),
     logger,

@@ -7,7 +7,7 @@ import type { ApiSettings, DelegatedUser } from "../config.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { AttemptLoop, type Sleep } from "../http/attempts.js";
 import { Cooldown } from "../http/cooldown.js";
-import { ApiError, errorFromResponse, invalidInput } from "../http/errors.js";
+import { ApiError, answerTooLarge, errorFromResponse, invalidInput } from "../http/errors.js";
 import { DEFAULT_RETRY_POLICY, parseRetryAfter } from "../http/retry.js";
 import { CooldownBroadcast } from "../http/shared-cooldown.js";
 import { createTransport, type Transport } from "../http/transport.js";
@@ -175,6 +175,12 @@ export class ApiClient {
         return true;
       },
     });
+    const unread = answerTooLarge(reply, {
+      operationId: id,
+      requestId,
+      upstream: this.settings.baseUrl,
+    });
+    if (unread) throw unread;
     if (reply.status >= 200 && reply.status < 300) {
       return {
         status: reply.status,
@@ -345,7 +351,12 @@ export function connectApi(options: ApiClientOptions): ApiClient {
   redactor.add(settings.secret);
   const scrub = (text: string) => redactor.scrub(text);
   const clock = options.clock ?? Date.now;
-  const transport = options.transport ?? createTransport({ timeoutMs: settings.timeoutMs });
+  const transport =
+    options.transport ??
+    createTransport({
+      timeoutMs: settings.timeoutMs,
+      maxResponseBytes: settings.maxResponseBytes,
+    });
   const cooldown = new Cooldown(clock);
   const cooldownBroadcast = options.redis
     ? new CooldownBroadcast(options.redis, cooldown, settings, options.logger)

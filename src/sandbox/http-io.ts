@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Problem } from "./problem.js";
 import type { RouteResult } from "./routing.js";
@@ -86,6 +87,44 @@ export function flatHeaders(req: IncomingMessage): Record<string, string> {
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
+}
+
+/**
+ * A result's JSON grown to `bytes` by a `padding` field, written in 64 KiB chunks as the client
+ * takes them (the whole answer is never held), until the client goes away.
+ */
+export async function sendPadded(
+  res: ServerResponse,
+  result: RouteResult,
+  options: { bytes: number; declareLength?: boolean },
+  common: Record<string, string>,
+): Promise<void> {
+  const json = JSON.stringify(result.json ?? null);
+  const open =
+    json.startsWith("{") && json !== "{}"
+      ? `${json.slice(0, -1)},"padding":"`
+      : json === "{}"
+        ? '{"padding":"'
+        : `{"result":${json},"padding":"`;
+  const close = '"}';
+  const fill = Math.max(0, options.bytes - open.length - close.length);
+  const headers: Record<string, string> = {
+    ...common,
+    ...result.headers,
+    "Content-Type": "application/json; charset=utf-8",
+  };
+  if (options.declareLength !== false)
+    headers["Content-Length"] = String(Buffer.byteLength(open) + fill + close.length);
+  res.writeHead(result.status, headers);
+  const closed = once(res, "close").catch(() => undefined);
+  const write = (chunk: string | Buffer) =>
+    res.write(chunk) ? undefined : Promise.race([once(res, "drain"), closed]);
+  const gone = () => res.destroyed || res.writableEnded;
+  const block = Buffer.alloc(65_536, "x");
+  await write(open);
+  for (let left = fill; left > 0 && !gone(); left -= block.length)
+    await write(left >= block.length ? block : block.subarray(0, left));
+  if (!gone()) res.end(close);
 }
 
 export function sendResult(

@@ -12,6 +12,7 @@ import {
   parseJsonBody,
   pickRequestId,
   readBody,
+  sendPadded,
   sendResult,
 } from "./http-io.js";
 import { contentDigest, type IdempotencyStore, requireIdempotencyKey } from "./idempotency.js";
@@ -166,6 +167,13 @@ export function createRequestHandler(deps: PipelineDeps) {
               fault.holdMs,
             );
       if (fault.terminal?.type === "drop_after_apply") return drop();
+      if (fault.terminal?.type === "large_answer") {
+        status = result.status;
+        return await sendPadded(res, result, fault.terminal, {
+          "X-Request-ID": requestId,
+          Date: new Date(deps.clock.now()).toUTCString(),
+        });
+      }
       answer(result);
     } catch (error) {
       answer(problemResult(error, requestId, trace.routeId));

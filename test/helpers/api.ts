@@ -22,6 +22,7 @@ export function apiSettings(sandbox: Sandbox, overrides: Partial<ApiSettings> = 
     timeoutMs: 10_000,
     maxRetries: 3,
     maxRetryWaitSeconds: 30,
+    maxResponseBytes: 20_971_520,
     ...overrides,
   };
 }
