@@ -18,20 +18,34 @@ export function serveStdio(
   onClose: () => Promise<void>,
   maxMessageBytes: number,
 ): void {
-  const lines = new StdioLines(maxMessageBytes, ({ bytes, id }) => {
+  // The 2025-era server of this connection, once there is one: it may send a log notification.
+  let legacy: Server | null = null;
+  const lines = new StdioLines(maxMessageBytes, ({ bytes, id, answer }) => {
     logger.error(
-      { bytes, limit: maxMessageBytes, id },
-      "refused a message larger than PORTFOLIO_MCP_MAX_BODY_BYTES; the session goes on",
+      { bytes, limit: maxMessageBytes, id, answer },
+      id === null
+        ? "refused a message larger than PORTFOLIO_MCP_MAX_BODY_BYTES whose id cannot be read; the session goes on"
+        : "refused a message larger than PORTFOLIO_MCP_MAX_BODY_BYTES; the session goes on",
     );
-    if (id === null) return;
-    void transport.send({
-      jsonrpc: "2.0",
-      id,
-      error: {
-        code: INVALID_REQUEST,
-        message: `The message takes ${bytes} bytes, over this server's limit of ${maxMessageBytes}; it was not processed.`,
-      },
-    });
+    if (answer && id !== null) return; // settled as a refusal in the stream (StdioLines)
+    const refusal = `The message takes ${bytes} bytes, over this server's limit of ${maxMessageBytes}; it was not processed.`;
+    if (id !== null) {
+      void transport.send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: INVALID_REQUEST, message: refusal },
+      });
+      return;
+    }
+    // Nothing to answer by id: the connection is told once, in a log notification where the
+    // protocol has them (2025 sessions, at the level the client set; 2026 has none over stdio).
+    void legacy
+      ?.sendLoggingMessage({
+        level: "error",
+        logger: "portfolio-mcp",
+        data: `${refusal} No id could be read from it, so no request is answered for it.`,
+      })
+      .catch(() => {});
   });
   process.stdin.pipe(lines);
   const transport = new StdioServerTransport(lines, process.stdout);
@@ -42,10 +56,17 @@ export function serveStdio(
     await handle.close().catch(() => {});
     await onClose();
   };
-  const handle = serveBothEras(createServer, {
-    transport,
-    onerror: (error) => logger.warn({ err: error }, "unreadable stdio message"),
-  });
+  const handle = serveBothEras(
+    ({ era }) => {
+      const server = createServer();
+      if (era === "legacy") legacy = server;
+      return server;
+    },
+    {
+      transport,
+      onerror: (error) => logger.warn({ err: error }, "unreadable stdio message"),
+    },
+  );
   lines.on("end", () => void close());
   logger.info("serving MCP over stdio");
 }

@@ -54,6 +54,8 @@ export interface ToolResult {
 }
 
 export interface Served {
+  /** The SDK client itself, for what the helpers below do not cover. */
+  client: LegacyClient | ModernClient;
   /** A tools/call, as the client sends it; a refused call's error is thrown. */
   callTool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
   /** A 2026 tools/call sent as is (input-required answers come back to the test). */
@@ -163,6 +165,7 @@ export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<S
     client = modern;
   }
   return {
+    client,
     callTool: async (name, args) =>
       (await client.callTool({ name, arguments: args })) as unknown as ToolResult,
     call: (name, args, extra = {}) =>
