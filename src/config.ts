@@ -37,8 +37,9 @@ export interface ServerSettings {
   exportDir: string | null;
   /** JSON file of client tokens (SHA-256) and the user each acts for; HTTP mode. */
   clientsFile: string | null;
+  /** Sessions in all; when full, room is made for a client holding fewer (sessions.ts). */
   maxSessions: number;
-  /** Sessions one client may hold; its oldest idle one is closed to make room. */
+  /** Sessions one client may hold; its least recently used idle one is closed to make room. */
   maxSessionsPerClient: number;
   sessionIdleSeconds: number;
   /** Requests per minute per client token (HTTP mode). */
@@ -280,10 +281,10 @@ const variables = z.object({
     z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be a claim name (letters, digits, _ . : -)"),
   ).describe("The access-token claim that names the user in the users file (default email)."),
   PORTFOLIO_MCP_MAX_SESSIONS: integer(1, 100_000, 200).describe(
-    "Concurrent HTTP sessions at most (default 200).",
+    "Concurrent HTTP sessions at most; when full, a client holding fewer than the largest holder takes that holder's least recently used idle one (default 200).",
   ),
   PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT: integer(1, 100_000, 20).describe(
-    "HTTP sessions one client may hold; its oldest idle one is closed first (default 20).",
+    "HTTP sessions one client may hold; its least recently used idle one is closed first (default 20).",
   ),
   PORTFOLIO_MCP_SESSION_IDLE_SECONDS: integer(1, 86_400, 1800).describe(
     "An HTTP session idle this long is closed (default 1800).",
