@@ -44,6 +44,8 @@ export interface ServerSettings {
   sessionIdleSeconds: number;
   /** Requests per minute per client token (HTTP mode). */
   rateLimitPerMinute: number;
+  /** Sockets one peer address may hold open; its oldest idle one is closed for a new one. */
+  maxConnectionsPerPeer: number;
   maxBodyBytes: number;
   shutdownGraceSeconds: number;
   /**
@@ -292,6 +294,9 @@ const variables = z.object({
   PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 600).describe(
     "Requests per minute per client token over HTTP (default 600).",
   ),
+  PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER: integer(1, 100_000, 512).describe(
+    "Sockets one client address (an IPv6 /64) may hold open over HTTP; past it, its oldest idle one is closed, or the new one refused (default 512; behind a reverse proxy, above its connections to this server).",
+  ),
   PORTFOLIO_MCP_MAX_BODY_BYTES: integer(1024, 104_857_600, 1_048_576).describe(
     "Largest HTTP request body or stdio message, in bytes (default 1048576).",
   ),
@@ -430,6 +435,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       maxSessionsPerClient: v.PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT,
       sessionIdleSeconds: v.PORTFOLIO_MCP_SESSION_IDLE_SECONDS,
       rateLimitPerMinute: v.PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE,
+      maxConnectionsPerPeer: v.PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER,
       maxBodyBytes: v.PORTFOLIO_MCP_MAX_BODY_BYTES,
       shutdownGraceSeconds: v.PORTFOLIO_SHUTDOWN_GRACE_SECONDS,
       publicUrl: v.PORTFOLIO_PUBLIC_URL ?? null,

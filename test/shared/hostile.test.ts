@@ -247,6 +247,7 @@ describe("connection hygiene", () => {
       sessionIdleMs: 60_000,
       rateLimitPerMinute: 60,
       stateless: false,
+      maxConnectionsPerPeer: 10,
       connections: { headersTimeoutMs: 300, checkEveryMs: 100, max: 3 },
       createServer: () => {
         throw new Error("no server is built in this test");
