@@ -128,21 +128,30 @@ export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<S
       stderr += chunk.toString();
     });
 
+  /** The command over stdio, spawned by the SDK's transport (either SDK's: same options). */
+  const stdio = <T extends { stderr: import("node:stream").Stream | null }>(
+    Transport: new (params: {
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      stderr: "pipe";
+    }) => T,
+  ) => {
+    const transport = new Transport({
+      command: process.execPath,
+      args: [CLI],
+      env,
+      stderr: "pipe",
+    });
+    captureStderr(transport.stderr);
+    return transport;
+  };
   let client: LegacyClient | ModernClient;
   if (options.era === "2025") {
     const legacy = new LegacyClient(info, { capabilities });
-    if (url) {
-      await legacy.connect(new LegacyHttp(url, { requestInit: { headers } }));
-    } else {
-      const transport = new LegacyStdio({
-        command: process.execPath,
-        args: [CLI],
-        env,
-        stderr: "pipe",
-      });
-      captureStderr(transport.stderr);
-      await legacy.connect(transport);
-    }
+    await legacy.connect(
+      url ? new LegacyHttp(url, { requestInit: { headers } }) : stdio(LegacyStdio),
+    );
     client = legacy;
   } else {
     const modern = new ModernClient(info, {
@@ -150,18 +159,9 @@ export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<S
       versionNegotiation: { mode: { pin: "2026-07-28" } },
       inputRequired: { autoFulfill: false },
     });
-    if (url) {
-      await modern.connect(new ModernHttp(url, { requestInit: { headers } }));
-    } else {
-      const transport = new ModernStdio({
-        command: process.execPath,
-        args: [CLI],
-        env,
-        stderr: "pipe",
-      });
-      captureStderr(transport.stderr);
-      await modern.connect(transport);
-    }
+    await modern.connect(
+      url ? new ModernHttp(url, { requestInit: { headers } }) : stdio(ModernStdio),
+    );
     client = modern;
   }
   return {

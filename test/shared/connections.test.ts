@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { Metrics } from "../../src/metrics.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
@@ -79,42 +80,81 @@ describe("a peer flooding the server with idle sockets", () => {
   });
 });
 
-describe("the per-peer and total caps", () => {
-  /** The HTTP endpoint alone, small caps, and a /readyz that takes `readyMs` (a busy request). */
-  async function endpoint(readyMs: number) {
-    const metrics = new Metrics();
-    const inReady = { count: 0 };
-    const http = await serveHttp({
-      host: "127.0.0.1",
-      port: 0,
-      clients: ClientRegistry.single(TOKEN, USER),
-      allowedHosts: [],
-      allowedOrigins: [],
-      maxBodyBytes: 1024,
-      maxSessions: 10,
-      maxSessionsPerClient: 10,
-      maxConnectionsPerPeer: 4,
-      sessionIdleMs: 60_000,
-      rateLimitPerMinute: 600,
-      stateless: false,
-      connections: { headersTimeoutMs: 10_000, checkEveryMs: 1_000, max: 6 },
-      createServer: () => {
-        throw new Error("no server is built in this test");
-      },
-      ready: () => {
-        inReady.count++;
-        return sleep(readyMs).then(() => ({ ready: true }));
-      },
-      metrics,
-      logger: createLogger({ level: "silent" }),
+/**
+ * The HTTP endpoint alone (no MCP server behind it): small caps by default, and a /readyz that
+ * takes `readyMs`, to hold a request in progress.
+ */
+async function endpoint(
+  options: {
+    readyMs?: number;
+    perPeer?: number;
+    connections?: { headersTimeoutMs: number; checkEveryMs: number; max: number };
+  } = {},
+) {
+  const metrics = new Metrics();
+  const inReady = { count: 0 };
+  const http = await serveHttp({
+    host: "127.0.0.1",
+    port: 0,
+    clients: ClientRegistry.single(TOKEN, USER),
+    allowedHosts: [],
+    allowedOrigins: [],
+    maxBodyBytes: 1024,
+    maxSessions: 10,
+    maxSessionsPerClient: 10,
+    maxConnectionsPerPeer: options.perPeer ?? 4,
+    sessionIdleMs: 60_000,
+    rateLimitPerMinute: 600,
+    stateless: false,
+    connections: options.connections ?? { headersTimeoutMs: 10_000, checkEveryMs: 1_000, max: 6 },
+    createServer: () => {
+      throw new Error("no server is built in this test");
+    },
+    ready: () => {
+      inReady.count++;
+      return sleep(options.readyMs ?? 0).then(() => ({ ready: true }));
+    },
+    metrics,
+    logger: createLogger({ level: "silent" }),
+  });
+  return { http, metrics, inReady };
+}
+
+describe("connection hygiene", () => {
+  it("closes a connection that never finishes its headers, and caps connections", async () => {
+    const { http } = await endpoint({
+      perPeer: 10,
+      connections: { headersTimeoutMs: 300, checkEveryMs: 100, max: 3 },
     });
-    return { http, metrics, inReady };
-  }
+    /** Milliseconds until the server closes a connection whose headers never end. */
+    const slowClient = () =>
+      new Promise<number>((resolve) => {
+        const started = Date.now();
+        const socket = connect(http.port, "127.0.0.1", () =>
+          socket.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+        );
+        socket.on("error", () => {});
+        socket.resume(); // read the server's 408 and end, or 'close' never comes
+        socket.on("close", () => resolve(Date.now() - started));
+      });
+    try {
+      const closed = await Promise.all(Array.from({ length: 5 }, slowClient));
+      // Over the cap of 3, the fourth and fifth each close the oldest socket still waiting for
+      // its headers at once; the three others end at the header timeout.
+      expect(closed.filter((ms) => ms < 150)).toHaveLength(2);
+      for (const ms of closed) expect(ms).toBeLessThan(2_000);
+    } finally {
+      await http.close(0);
+    }
+  });
+});
+
+describe("the per-peer and total caps", () => {
   const healthz = (port: number) =>
     rawRequest(`http://127.0.0.1:${port}`, "GET", "/healthz", { host: `127.0.0.1:${port}` });
 
   it("at the total, the oldest idle socket of the peer holding the most makes room", async () => {
-    const { http, metrics } = await endpoint(0);
+    const { http, metrics } = await endpoint();
     const a = await flood(http.port, 4, "127.0.0.2");
     const b = await flood(http.port, 2, "127.0.0.3");
     try {
@@ -133,7 +173,7 @@ describe("the per-peer and total caps", () => {
   });
 
   it("never closes a socket serving a request: a peer whose sockets are all busy is refused more", async () => {
-    const { http, metrics, inReady } = await endpoint(1_500);
+    const { http, metrics, inReady } = await endpoint({ readyMs: 1_500 });
     const busy = Array.from({ length: 4 }, () =>
       rawRequest(`http://127.0.0.1:${http.port}`, "GET", "/readyz", {
         host: `127.0.0.1:${http.port}`,
@@ -150,6 +190,18 @@ describe("the per-peer and total caps", () => {
     } finally {
       await http.close(0);
     }
+  });
+
+  it("PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER: a whole number from 1 (default 512)", () => {
+    const env = {
+      PORTFOLIO_API_BASE_URL: "https://partner.example.com/api/v1",
+      PORTFOLIO_API_KEY_ID: "acme2026",
+      PORTFOLIO_API_SECRET: "s3cret-value",
+    };
+    expect(loadConfig({ env }).server.maxConnectionsPerPeer).toBe(512);
+    expect(() =>
+      loadConfig({ env: { ...env, PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER: "0" } }),
+    ).toThrow("PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER: must be at least 1");
   });
 
   it("groups IPv6 addresses by /64 and IPv4-mapped ones as IPv4", () => {
