@@ -171,7 +171,11 @@ export class TokenManager {
       },
     };
     const { reply, receivedAt } = await this.options.loop.run(exchange);
-    const unread = answerTooLarge(reply, { ...exchange, upstream: this.options.baseUrl });
+    const unread = answerTooLarge(reply, {
+      operationId: EXCHANGE_OPERATION,
+      requestId: exchange.requestId,
+      upstream: this.options.baseUrl,
+    });
     if (unread) throw unread;
     if (reply.status === 200) return this.bearerFrom(reply, receivedAt);
     const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], this.options.clock());
