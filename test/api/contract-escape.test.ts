@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hasDotSegment, staysUnderBase } from "../../src/api/base-path.js";
 import { pathProblem } from "../../src/api/routes.js";
 import { type OpenApiDocument, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor } from "../helpers/api.js";
-import { serve, WAYS } from "../helpers/served.js";
+import { serve, stopServed, WAYS } from "../helpers/served.js";
 
 /**
  * A contract path with `.` or `..` segments (or `%2e`, which WHATWG URL reads as a dot) leaves
@@ -16,6 +16,7 @@ let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
+afterEach(stopServed);
 afterAll(() => sandbox.close());
 
 const escapes = (key: string): Record<string, string> => ({

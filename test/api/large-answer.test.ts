@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { ApiError } from "../../src/http/errors.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor } from "../helpers/api.js";
-import { serve, WAYS } from "../helpers/served.js";
+import { serve, stopServed, WAYS } from "../helpers/served.js";
 
 /**
  * An upstream answer larger than PORTFOLIO_MAX_RESPONSE_BYTES is refused with one sentence and
@@ -15,6 +15,7 @@ let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
+afterEach(stopServed);
 afterAll(() => sandbox.close());
 
 const LIMIT = 1_048_576;

@@ -8,6 +8,20 @@ import type { Sandbox } from "../../src/sandbox/index.js";
 
 const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
 
+/** Every server started and not yet stopped: a test that times out leaves none behind. */
+const running = new Set<ChildProcessWithoutNullStreams>();
+
+/** Stops whatever a test left running (for afterEach: a timed-out test skips its finally). */
+export async function stopRawStdio(): Promise<void> {
+  await Promise.all(
+    [...running].map(async (child) => {
+      running.delete(child);
+      child.kill("SIGTERM");
+      if (child.exitCode === null && child.signalCode === null) await once(child, "exit");
+    }),
+  );
+}
+
 /** The built server over stdio, spoken to in raw JSON-RPC: what no SDK client would send. */
 export function rawStdio(sandbox: Sandbox, env: Record<string, string> = {}) {
   const base = Object.fromEntries(
@@ -25,6 +39,7 @@ export function rawStdio(sandbox: Sandbox, env: Record<string, string> = {}) {
       ...env,
     },
   });
+  running.add(child);
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (c: string) => {
     stderr += c;
@@ -72,6 +87,7 @@ export function rawStdio(sandbox: Sandbox, env: Record<string, string> = {}) {
       send({ jsonrpc: "2.0", method: "notifications/initialized" });
     },
     async stop() {
+      running.delete(child);
       child.kill("SIGTERM");
       if (child.exitCode === null) await once(child, "exit");
     },

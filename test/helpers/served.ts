@@ -86,6 +86,14 @@ export function servedEnv(
   };
 }
 
+/** Every command started and not yet closed: a test that times out leaves none behind. */
+const running = new Set<Served>();
+
+/** Closes whatever a test left running (for afterEach: a timed-out test skips its finally). */
+export async function stopServed(): Promise<void> {
+  await Promise.all([...running].map((served) => served.close()));
+}
+
 export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<Served> {
   const env = servedEnv(sandbox, options.env);
   const stateDir = env.PORTFOLIO_STATE_DIR as string;
@@ -147,24 +155,29 @@ export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<S
     return transport;
   };
   let client: LegacyClient | ModernClient;
-  if (options.era === "2025") {
-    const legacy = new LegacyClient(info, { capabilities });
-    await legacy.connect(
-      url ? new LegacyHttp(url, { requestInit: { headers } }) : stdio(LegacyStdio),
-    );
-    client = legacy;
-  } else {
-    const modern = new ModernClient(info, {
-      capabilities,
-      versionNegotiation: { mode: { pin: "2026-07-28" } },
-      inputRequired: { autoFulfill: false },
-    });
-    await modern.connect(
-      url ? new ModernHttp(url, { requestInit: { headers } }) : stdio(ModernStdio),
-    );
-    client = modern;
+  try {
+    if (options.era === "2025") {
+      const legacy = new LegacyClient(info, { capabilities });
+      await legacy.connect(
+        url ? new LegacyHttp(url, { requestInit: { headers } }) : stdio(LegacyStdio),
+      );
+      client = legacy;
+    } else {
+      const modern = new ModernClient(info, {
+        capabilities,
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+        inputRequired: { autoFulfill: false },
+      });
+      await modern.connect(
+        url ? new ModernHttp(url, { requestInit: { headers } }) : stdio(ModernStdio),
+      );
+      client = modern;
+    }
+  } catch (error) {
+    child?.kill("SIGTERM"); // the HTTP server, when the client could not connect to it
+    throw error;
   }
-  return {
+  const served: Served = {
     client,
     callTool: async (name, args) =>
       (await client.callTool({ name, arguments: args })) as unknown as ToolResult,
@@ -176,6 +189,7 @@ export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<S
     stderr: () => stderr,
     stateDir,
     async close() {
+      running.delete(served);
       await client.close().catch(() => {});
       if (child && child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");
@@ -183,4 +197,6 @@ export async function serve(sandbox: Sandbox, options: ServedOptions): Promise<S
       }
     },
   };
+  running.add(served);
+  return served;
 }

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { renderPdf } from "../../src/sandbox/pdf.js";
-import { type Served, serve, WAYS } from "../helpers/served.js";
+import { type Served, serve, stopServed, WAYS } from "../helpers/served.js";
 
 /**
  * A file's name and type become header lines of a multipart part. A content_type carrying CR/LF
@@ -15,6 +15,7 @@ let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
+afterEach(stopServed);
 afterAll(() => sandbox.close());
 
 const pdf = renderPdf({ title: "Rapport", lines: ["Une ligne."] }).bytes.toString("base64");

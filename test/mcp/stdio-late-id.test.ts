@@ -1,8 +1,8 @@
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { rawStdio } from "../helpers/raw-stdio.js";
-import { type Served, serve } from "../helpers/served.js";
+import { rawStdio, stopRawStdio } from "../helpers/raw-stdio.js";
+import { type Served, serve, stopServed } from "../helpers/served.js";
 
 /**
  * A stdio message over PORTFOLIO_MCP_MAX_BODY_BYTES is skipped as it streams. Its id used to be
@@ -15,6 +15,7 @@ let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
+afterEach(() => Promise.all([stopServed(), stopRawStdio()]));
 afterAll(() => sandbox.close());
 
 const LIMIT = "65536";

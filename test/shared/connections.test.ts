@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { Metrics } from "../../src/metrics.js";
@@ -24,6 +24,16 @@ beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
 afterAll(() => sandbox.close());
+/** Servers started here, stopped after each test even when it timed out (and skipped its finally). */
+const started: Array<Awaited<ReturnType<typeof startShared>>> = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((shared) => shared.stop()));
+});
+const startTracked = async (...args: Parameters<typeof startShared>) => {
+  const shared = await startShared(...args);
+  started.push(shared);
+  return shared;
+};
 
 const TOKEN = "socket-flood-token-0123456789";
 const USER = { email: "camille.martin@aurore-capital.example" };
@@ -52,7 +62,7 @@ async function flood(port: number, count: number, localAddress: string) {
 
 describe("a peer flooding the server with idle sockets", () => {
   it("2,050 idle sockets from one address: another peer's requests all succeed", async () => {
-    const shared = await startShared(sandbox, [{ name: "c", token: TOKEN, delegated_user: USER }]);
+    const shared = await startTracked(sandbox, [{ name: "c", token: TOKEN, delegated_user: USER }]);
     const port = Number(new URL(shared.url).port);
     const attacker = await flood(port, 2_050, "127.0.0.2");
     try {

@@ -1,12 +1,12 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bearerKey, openBearer, sealBearer } from "../../src/auth/bearer-seal.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { SealError, type SealedState, Sealer } from "../../src/writes/seal.js";
 import { sameBytesLeniently, variantsOf } from "../helpers/seal-variants.js";
-import { serve, type ToolResult } from "../helpers/served.js";
+import { serve, stopServed, type ToolResult } from "../helpers/served.js";
 
 /**
  * A sealed token has one spelling: each variant below reads as the genuine token's bytes under
@@ -65,6 +65,7 @@ describe("sealed tokens through the command", () => {
   beforeAll(async () => {
     sandbox = await startSandbox({ rateLimit: false });
   });
+  afterEach(stopServed);
   afterAll(() => sandbox.close());
   const posts = (mark: number, name: string) =>
     sandbox.control
