@@ -10,7 +10,7 @@ import { ClientRegistry } from "../../src/transport/clients.js";
 import { peerOf } from "../../src/transport/connections.js";
 import { serveHttp } from "../../src/transport/http.js";
 import { rawRequest } from "../helpers/raw.js";
-import { startShared } from "../helpers/shared.js";
+import { startShared, stopShared } from "../helpers/shared.js";
 
 /**
  * One peer holding thousands of idle sockets used to take every connection the server allows
@@ -24,16 +24,7 @@ beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
 afterAll(() => sandbox.close());
-/** Servers started here, stopped after each test even when it timed out (and skipped its finally). */
-const started: Array<Awaited<ReturnType<typeof startShared>>> = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((shared) => shared.stop()));
-});
-const startTracked = async (...args: Parameters<typeof startShared>) => {
-  const shared = await startShared(...args);
-  started.push(shared);
-  return shared;
-};
+afterEach(stopShared);
 
 const TOKEN = "socket-flood-token-0123456789";
 const USER = { email: "camille.martin@aurore-capital.example" };
@@ -62,7 +53,7 @@ async function flood(port: number, count: number, localAddress: string) {
 
 describe("a peer flooding the server with idle sockets", () => {
   it("2,050 idle sockets from one address: another peer's requests all succeed", async () => {
-    const shared = await startTracked(sandbox, [{ name: "c", token: TOKEN, delegated_user: USER }]);
+    const shared = await startShared(sandbox, [{ name: "c", token: TOKEN, delegated_user: USER }]);
     const port = Number(new URL(shared.url).port);
     const attacker = await flood(port, 2_050, "127.0.0.2");
     try {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { type ClientEntry, startShared } from "../helpers/shared.js";
+import { type ClientEntry, startShared, stopShared } from "../helpers/shared.js";
 
 /**
  * Sessions are capped per client and in total. With the total reached, a client with no
@@ -14,16 +14,7 @@ beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
 afterAll(() => sandbox.close());
-/** Servers started here, stopped after each test even when it timed out (and skipped its finally). */
-const started: Array<Awaited<ReturnType<typeof startShared>>> = [];
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((shared) => shared.stop()));
-});
-const startTracked = async (...args: Parameters<typeof startShared>) => {
-  const shared = await startShared(...args);
-  started.push(shared);
-  return shared;
-};
+afterEach(stopShared);
 
 const USER = { email: "camille.martin@aurore-capital.example" };
 const client = (i: number): ClientEntry => ({
@@ -45,7 +36,7 @@ const works = (session: Awaited<ReturnType<Shared["connect"]>>) =>
 describe("sessions shared out between clients", () => {
   it("with every session taken by ten clients at their quota, an eleventh still opens one", async () => {
     const clients = Array.from({ length: 11 }, (_, i) => client(i));
-    const shared = await startTracked(sandbox, clients, {
+    const shared = await startShared(sandbox, clients, {
       PORTFOLIO_MCP_MAX_SESSIONS: "20",
       PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT: "2",
     });
@@ -70,7 +61,7 @@ describe("sessions shared out between clients", () => {
 
   it("never takes a session with a call in flight; refuses when every candidate is busy", async () => {
     const clients = [client(0), client(1), client(2)];
-    const shared = await startTracked(sandbox, clients, {
+    const shared = await startShared(sandbox, clients, {
       PORTFOLIO_MCP_MAX_SESSIONS: "3",
       PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT: "3",
     });
