@@ -16,10 +16,13 @@ export function seal(key: Buffer, plaintext: string, aad: Buffer): string {
   return Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");
 }
 
-/** The plaintext; null when it is truncated, altered, or sealed with another key or `aad`. */
+/**
+ * The plaintext; null when it is truncated, altered, sealed with another key or `aad`, or not
+ * spelled exactly as `seal` spells it.
+ */
 export function open(key: Buffer, sealed: string, aad: Buffer): string | null {
-  const raw = Buffer.from(sealed, "base64url");
-  if (raw.length < IV_BYTES + TAG_BYTES) return null;
+  const raw = canonicalBase64url(sealed);
+  if (!raw || raw.length < IV_BYTES + TAG_BYTES) return null;
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, IV_BYTES));
     decipher.setAAD(aad);
@@ -31,4 +34,18 @@ export function open(key: Buffer, sealed: string, aad: Buffer): string | null {
   } catch {
     return null;
   }
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * The bytes of a base64url text that has exactly one spelling: the URL alphabet only, no
+ * padding, no unused bits set. Node's decoder is lenient (it skips unknown characters, takes
+ * the standard alphabet and padding, ignores a last lone character), so many strings would
+ * otherwise open as one token; encoding the bytes again must give the text back.
+ */
+export function canonicalBase64url(text: string): Buffer | null {
+  if (!BASE64URL.test(text)) return null;
+  const raw = Buffer.from(text, "base64url");
+  return raw.toString("base64url") === text ? raw : null;
 }

@@ -286,6 +286,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     maxBodyBytes: config.server.maxBodyBytes,
     maxSessions: config.server.maxSessions,
     maxSessionsPerClient: config.server.maxSessionsPerClient,
+    maxConnectionsPerPeer: config.server.maxConnectionsPerPeer,
     sessionIdleMs: config.server.sessionIdleSeconds * 1000,
     rateLimitPerMinute: config.server.rateLimitPerMinute,
     rateLimiter: redis

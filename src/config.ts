@@ -28,6 +28,8 @@ export interface ApiSettings {
   sharePerClient: number;
   /** One client's upstream requests under way at once, fleet-wide. */
   maxInFlightPerClient: number;
+  /** Largest answer read from the API; a larger one is refused unread. */
+  maxResponseBytes: number;
 }
 
 export interface ServerSettings {
@@ -41,12 +43,15 @@ export interface ServerSettings {
   exportDir: string | null;
   /** JSON file of client tokens (SHA-256) and the user each acts for; HTTP mode. */
   clientsFile: string | null;
+  /** Sessions in all; when full, room is made for a client holding fewer (sessions.ts). */
   maxSessions: number;
-  /** Sessions one client may hold; its oldest idle one is closed to make room. */
+  /** Sessions one client may hold; its least recently used idle one is closed to make room. */
   maxSessionsPerClient: number;
   sessionIdleSeconds: number;
   /** Requests per minute per client token (HTTP mode). */
   rateLimitPerMinute: number;
+  /** Sockets one peer address may hold open; its oldest idle one is closed for a new one. */
+  maxConnectionsPerPeer: number;
   maxBodyBytes: number;
   shutdownGraceSeconds: number;
   /**
@@ -193,7 +198,8 @@ const variables = z.object({
     .min(1, "must not be empty")
     .describe("API secret; signs the token exchange only, never logged. Environment only."),
   PORTFOLIO_DELEGATED_USER_EMAIL: optional(
-    z.string().regex(/^[^\s@]+@[^\s@]+$/, "must be an e-mail address"),
+    // One header line: no whitespace, and no control character (NUL is not whitespace).
+    z.string().regex(/^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u, "must be an e-mail address"),
   ).describe("User the server acts for on /users/me routes (or the next variable; not both)."),
   PORTFOLIO_DELEGATED_USER_ID: optional(
     z.string().regex(/^[!-~]{1,255}$/, "must be 1 to 255 printable characters"),
@@ -283,16 +289,19 @@ const variables = z.object({
     z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, "must be a claim name (letters, digits, _ . : -)"),
   ).describe("The access-token claim that names the user in the users file (default email)."),
   PORTFOLIO_MCP_MAX_SESSIONS: integer(1, 100_000, 200).describe(
-    "Concurrent HTTP sessions at most (default 200).",
+    "Concurrent HTTP sessions at most; when full, a client holding fewer than the largest holder takes that holder's least recently used idle one (default 200).",
   ),
   PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT: integer(1, 100_000, 20).describe(
-    "HTTP sessions one client may hold; its oldest idle one is closed first (default 20).",
+    "HTTP sessions one client may hold; its least recently used idle one is closed first (default 20).",
   ),
   PORTFOLIO_MCP_SESSION_IDLE_SECONDS: integer(1, 86_400, 1800).describe(
     "An HTTP session idle this long is closed (default 1800).",
   ),
   PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 600).describe(
     "Requests per minute per client token over HTTP (default 600).",
+  ),
+  PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER: integer(1, 100_000, 512).describe(
+    "Sockets one client address (an IPv6 /64) may hold open over HTTP; past it, its oldest idle one is closed, or the new one refused (default 512; behind a reverse proxy, above its connections to this server).",
   ),
   PORTFOLIO_MCP_MAX_BODY_BYTES: integer(1024, 104_857_600, 1_048_576).describe(
     "Largest HTTP request body or stdio message, in bytes (default 1048576).",
@@ -337,6 +346,9 @@ const variables = z.object({
   ),
   PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT: integer(1, 1000, 8).describe(
     "Upstream requests one client may have under way at once, 1-1000 (default 8).",
+  ),
+  PORTFOLIO_MAX_RESPONSE_BYTES: integer(65_536, 1_073_741_824, 20_971_520).describe(
+    "Largest Partner API answer read, in bytes, 65536-1073741824; a larger one is refused unread (default 20971520, 20 MiB).",
   ),
 });
 
@@ -437,6 +449,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       rateLimitPerMinute: v.PORTFOLIO_API_RATE_LIMIT_PER_MINUTE,
       sharePerClient: v.PORTFOLIO_API_SHARE_PER_CLIENT / 100,
       maxInFlightPerClient: v.PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT,
+      maxResponseBytes: v.PORTFOLIO_MAX_RESPONSE_BYTES,
     },
     server: {
       mcpToken: v.PORTFOLIO_MCP_TOKEN ?? null,
@@ -448,6 +461,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       maxSessionsPerClient: v.PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT,
       sessionIdleSeconds: v.PORTFOLIO_MCP_SESSION_IDLE_SECONDS,
       rateLimitPerMinute: v.PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE,
+      maxConnectionsPerPeer: v.PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER,
       maxBodyBytes: v.PORTFOLIO_MCP_MAX_BODY_BYTES,
       shutdownGraceSeconds: v.PORTFOLIO_SHUTDOWN_GRACE_SECONDS,
       publicUrl: v.PORTFOLIO_PUBLIC_URL ?? null,

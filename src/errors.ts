@@ -69,6 +69,8 @@ export function userMessage(error: unknown, subject = "this call"): string {
       return `The Partner API at ${error.upstream ?? "the configured address"} could not be reached for ${what}: ${clause(error.detail ?? error.message)}${ref}.`;
     case "unexpected_response":
       return `The Partner API answered ${what} unexpectedly (${clause(error.message)}): check that PORTFOLIO_API_BASE_URL is the API's address, ending with /v1${ref}.`;
+    case "answer_too_large":
+      return `The Partner API answered ${what} (HTTP ${error.status}), but ${error.detail}, so it was not read: a smaller page or a narrower filter avoids it, or an operator can raise that setting${ref}.`;
     case "server_error":
       return `The Partner API failed on its side for ${what} (HTTP ${error.status}): try again in a minute${ref}.`;
     case "aborted":

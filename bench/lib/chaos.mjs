@@ -53,6 +53,7 @@ export async function runChaos({
       rateLimitPerMinute: 1_000_000,
       sharePerClient: 1,
       maxInFlightPerClient: 1_000,
+      maxResponseBytes: 20_971_520,
     },
     routes: resolveRoutes(null, contract),
     logger,

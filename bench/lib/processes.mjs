@@ -119,6 +119,12 @@ export function sandboxProcess(options) {
               waiting.push(r);
               child.stdin.write("stats\n");
             }),
+          /** Adds a fault rule (see src/sandbox/faults.ts); resolves to its id. */
+          fault: (rule) =>
+            new Promise((r) => {
+              waiting.push((reply) => r(reply.fault));
+              child.stdin.write(`${JSON.stringify({ fault: rule })}\n`);
+            }),
           close: () =>
             new Promise((r) => {
               closing = true;

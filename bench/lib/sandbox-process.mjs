@@ -1,5 +1,6 @@
 // Runs a sandbox in its own process, so that it never shares an event loop with what is
-// measured. Prints one JSON line ({ baseUrl, credentials }); answers "stats" on stdin.
+// measured. Prints one JSON line ({ baseUrl, credentials }); answers "stats" on stdin, and a
+// line {"fault": <rule>} with the fault's id.
 import { createInterface } from "node:readline";
 import { startSandbox } from "../../dist/sandbox/index.js";
 
@@ -10,5 +11,9 @@ process.stdout.write(
 );
 createInterface({ input: process.stdin }).on("line", (line) => {
   if (line.trim() === "stats") process.stdout.write(`${JSON.stringify(sandbox.control.stats())}\n`);
+  else if (line.startsWith("{")) {
+    const id = sandbox.control.addFault(JSON.parse(line).fault);
+    process.stdout.write(`${JSON.stringify({ fault: id })}\n`);
+  }
 });
 process.stdin.on("end", () => sandbox.close().then(() => process.exit(0)));

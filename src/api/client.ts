@@ -7,7 +7,7 @@ import type { ApiSettings, DelegatedUser } from "../config.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { AttemptLoop, type Sleep } from "../http/attempts.js";
 import { Cooldown } from "../http/cooldown.js";
-import { ApiError, errorFromResponse, invalidInput } from "../http/errors.js";
+import { ApiError, answerTooLarge, errorFromResponse, invalidInput } from "../http/errors.js";
 import { RedisShareStore } from "../http/redis-share.js";
 import { DEFAULT_RETRY_POLICY, parseRetryAfter } from "../http/retry.js";
 import { CooldownBroadcast } from "../http/shared-cooldown.js";
@@ -15,6 +15,7 @@ import { createTransport, type Transport } from "../http/transport.js";
 import { LocalShareStore, type ShareEvents, UpstreamShare } from "../http/upstream-share.js";
 import { type Logger, SecretRedactor } from "../log.js";
 import type { SharedRedis } from "../state/redis.js";
+import { staysUnderBase } from "./base-path.js";
 import type { Operation, OperationId, OperationInput } from "./catalogue.js";
 import { multipartBody } from "./multipart.js";
 import { readSuccessBody, XLSX_MIME } from "./response.js";
@@ -178,6 +179,12 @@ export class ApiClient {
         return true;
       },
     });
+    const unread = answerTooLarge(reply, {
+      operationId: id,
+      requestId,
+      upstream: this.settings.baseUrl,
+    });
+    if (unread) throw unread;
     if (reply.status >= 200 && reply.status < 300) {
       return {
         status: reply.status,
@@ -274,6 +281,12 @@ export class ApiClient {
     const path = operation.path.replace(/\{([^{}]+)\}/g, (_, name: string) =>
       encodeURIComponent(String(params?.[name] ?? "")),
     );
+    // The last word, whatever the route table says: never a URL off the API's base path.
+    if (!staysUnderBase(this.settings.baseUrl, path))
+      throw new ApiError(
+        `${id} is not offered: its route ${operation.path} leaves the API's base path (nothing was sent).`,
+        { code: "not_offered", operationId: id },
+      );
     const search = new URLSearchParams();
     for (const [name, value] of Object.entries(query ?? {}))
       for (const item of Array.isArray(value) ? value : [value])
@@ -349,7 +362,12 @@ export function connectApi(options: ApiClientOptions): ApiClient {
   redactor.add(settings.secret);
   const scrub = (text: string) => redactor.scrub(text);
   const clock = options.clock ?? Date.now;
-  const transport = options.transport ?? createTransport({ timeoutMs: settings.timeoutMs });
+  const transport =
+    options.transport ??
+    createTransport({
+      timeoutMs: settings.timeoutMs,
+      maxResponseBytes: settings.maxResponseBytes,
+    });
   const cooldown = new Cooldown(clock);
   const cooldownBroadcast = options.redis
     ? new CooldownBroadcast(options.redis, cooldown, settings, options.logger)

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { FieldError } from "../field-errors.js";
 import { invalidInput } from "../http/errors.js";
 
 /** A file as the model gives one in a multipart body (see contract/validators.ts). */
@@ -12,17 +13,27 @@ interface FileField {
 const isFile = (value: unknown): value is FileField =>
   typeof value === "object" && value !== null && "filename" in value;
 
+/** A CR, LF or NUL ends or breaks a header line: the rest would be a header of its own. */
+const HEADER_BREAK = /[\r\n\0]/;
+const TOKEN = "[\\w!#$%&'*+.^`|~-]+";
+/** type/subtype, then parameters (RFC 9110, 8.3.1). */
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\]*"))*$`);
+
 /**
  * A multipart/form-data body (RFC 7578): one part per field, files with their name and type.
- * Built once, before any retry, so every attempt sends the same bytes.
+ * Built once, before any retry, so every attempt sends the same bytes. The client builds it
+ * when a write is drafted too, so a value that cannot be a header line is refused then.
  */
 export function multipartBody(
   operationId: string,
   body: unknown,
 ): { bytes: Buffer; contentType: string } {
+  const fields = (body ?? {}) as Record<string, unknown>;
+  const refused = headerValueErrors(fields);
+  if (refused.length > 0) throw invalidInput(operationId, refused);
   const boundary = `----portfolio-mcp-${randomBytes(12).toString("hex")}`;
   const parts: Buffer[] = [];
-  for (const [name, value] of Object.entries((body ?? {}) as Record<string, unknown>)) {
+  for (const [name, value] of Object.entries(fields)) {
     if (value === undefined || value === null) continue;
     if (isFile(value)) {
       parts.push(
@@ -42,8 +53,38 @@ export function multipartBody(
   };
 }
 
+/** Every value that becomes part of a header line: field names, file names, file types. */
+function headerValueErrors(fields: Record<string, unknown>): FieldError[] {
+  const errors: FieldError[] = [];
+  const check = (field: string, value: string) => {
+    if (HEADER_BREAK.test(value))
+      errors.push({
+        field,
+        rule: "one header line",
+        message: "must not contain CR, LF or NUL (it is sent in a header line)",
+      });
+    return !HEADER_BREAK.test(value);
+  };
+  for (const [name, value] of Object.entries(fields)) {
+    check(name, name);
+    if (value === undefined || value === null || !isFile(value)) continue;
+    check(`${name}.filename`, String(value.filename));
+    if (value.content_type === undefined) continue;
+    const type = String(value.content_type);
+    if (check(`${name}.content_type`, type) && !MEDIA_TYPE.test(type))
+      errors.push({
+        field: `${name}.content_type`,
+        rule: "media type",
+        message: "must be a media type such as application/pdf or text/plain; charset=utf-8",
+      });
+  }
+  return errors;
+}
+
 function header(boundary: string, name: string, filename?: string, type?: string): Buffer {
-  const quoted = (s: string) => s.replace(/["\r\n\\]/g, "_");
+  // A quote is written %22, as browsers write it (WHATWG, multipart/form-data encoding) and as
+  // parsers read it back; CR, LF and NUL never get here.
+  const quoted = (s: string) => s.replace(/"/g, "%22");
   const disposition = `form-data; name="${quoted(name)}"${filename === undefined ? "" : `; filename="${quoted(filename)}"`}`;
   const lines = [`--${boundary}`, `Content-Disposition: ${disposition}`];
   if (type) lines.push(`Content-Type: ${type}`);

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { hasDotSegment } from "./base-path.js";
 import {
   CATALOGUE,
   type HttpMethod,
@@ -131,8 +132,8 @@ export function pathProblem(path: string, expected: string[]): string | null {
   if (!path.startsWith("/")) return "must start with / (it is relative to the base URL)";
   if (/[?#\s]/.test(path)) return "must not contain a query, a fragment or spaces";
   const segments = path.slice(1).split("/");
-  if (segments.some((s) => s === "" || s === "." || s === ".."))
-    return "must not contain empty, . or .. segments";
+  if (segments.some((s) => s === "") || hasDotSegment(path))
+    return "must not contain empty, . or .. segments (%2e included)";
   if (segments.some((s) => /[{}]/.test(s) && !/^\{[a-z_]+\}$/.test(s))) {
     return "must use whole-segment placeholders such as {deal_id}";
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type AttemptLoop, cancelled, EXCHANGE_OPERATION, type Timing } from "../http/attempts.js";
-import { ApiError, errorFromResponse } from "../http/errors.js";
+import { ApiError, answerTooLarge, errorFromResponse } from "../http/errors.js";
 import { asPrincipal, SIGN_IN_PRINCIPAL } from "../http/principal.js";
 import { parseRetryAfter } from "../http/retry.js";
 import type { HttpReply } from "../http/transport.js";
@@ -175,6 +175,12 @@ export class TokenManager {
       },
     };
     const { reply, receivedAt } = await this.options.loop.run(exchange);
+    const unread = answerTooLarge(reply, {
+      operationId: EXCHANGE_OPERATION,
+      requestId: exchange.requestId,
+      upstream: this.options.baseUrl,
+    });
+    if (unread) throw unread;
     if (reply.status === 200) return this.bearerFrom(reply, receivedAt);
     const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], this.options.clock());
     throw errorFromResponse(

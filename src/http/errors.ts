@@ -1,4 +1,5 @@
 import type { FieldError } from "../field-errors.js";
+import type { HttpReply } from "./transport.js";
 
 export type ApiErrorCode =
   /** Refused before sending: the input breaks a documented limit. */
@@ -17,6 +18,11 @@ export type ApiErrorCode =
   | "rate_limited"
   | "server_error"
   | "unexpected_response"
+  /**
+   * The API answered (the request was sent, its status is known), but the body was larger than
+   * PORTFOLIO_MAX_RESPONSE_BYTES and was not read: for a write, not a sign that nothing happened.
+   */
+  | "answer_too_large"
   | "network_error"
   | "timeout"
   | "aborted";
@@ -233,4 +239,27 @@ export function invalidInput(operationId: string, fieldErrors: FieldError[]): Ap
     operationId,
     fieldErrors,
   });
+}
+
+/**
+ * An answer the transport did not read because it was too large, as an error carrying its
+ * status (the API did answer); null for an answer that was read.
+ */
+export function answerTooLarge(
+  reply: HttpReply,
+  call: { operationId: string; requestId: string; upstream?: string },
+): ApiError | null {
+  if (!reply.tooLarge) return null;
+  const detail = `its answer is larger than ${reply.tooLarge.limitBytes} bytes (PORTFOLIO_MAX_RESPONSE_BYTES)`;
+  return new ApiError(
+    `The Partner API answered ${call.operationId} with HTTP ${reply.status}, but ${detail}, so it was not read.`,
+    {
+      code: "answer_too_large",
+      operationId: call.operationId,
+      requestId: reply.headers["x-request-id"] ?? call.requestId,
+      status: reply.status,
+      detail,
+      upstream: call.upstream,
+    },
+  );
 }

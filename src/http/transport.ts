@@ -1,4 +1,4 @@
-import type { Agent } from "undici";
+import type { Agent, Dispatcher } from "undici";
 
 export interface HttpRequest {
   method: string;
@@ -13,7 +13,15 @@ export interface HttpReply {
   /** Lower-case names; repeated headers joined with ", ". */
   headers: Record<string, string>;
   body: Buffer;
+  /**
+   * Set when the answer's body was larger than the transport reads: its status and headers
+   * are real, its body was not read (empty here), and the connection was closed.
+   */
+  tooLarge?: { limitBytes: number };
 }
+
+/** The largest answer read by default (PORTFOLIO_MAX_RESPONSE_BYTES). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 20_971_520;
 
 export type NetworkFailure = "aborted" | "timeout" | "connection" | "other";
 
@@ -95,6 +103,33 @@ function explain(code: string, e: { message?: string; hostname?: string }): stri
   return `${e.message ?? "the request failed"}${code ? ` (${code})` : ""}`;
 }
 
+/**
+ * The body, or null when it is larger than `limitBytes`: refused on its Content-Length before
+ * a byte is read, else counted as it streams and abandoned past the limit. Either way the
+ * stream is destroyed, which closes the connection: the rest is never read.
+ */
+async function readCapped(
+  body: Dispatcher.ResponseData["body"],
+  contentLength: string | undefined,
+  limitBytes: number,
+): Promise<Buffer | null> {
+  if (Number(contentLength) > limitBytes) {
+    body.destroy();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limitBytes) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
+
 export interface Transport {
   send(req: HttpRequest): Promise<HttpReply>;
   close(): Promise<void>;
@@ -108,7 +143,10 @@ export interface Transport {
 export function createTransport(options: {
   timeoutMs: number;
   connectTimeoutMs?: number;
+  /** A larger answer is not read: Content-Length is checked, then the bytes as they come. */
+  maxResponseBytes?: number;
 }): Transport {
+  const limitBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   let loaded: Promise<{ agent: Agent; request: typeof import("undici").request }> | null = null;
   const load = () => {
     loaded ??= import("undici")
@@ -148,13 +186,15 @@ export function createTransport(options: {
           signal: req.signal,
           dispatcher: agent,
         });
-        const body = Buffer.from(await res.body.arrayBuffer());
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(res.headers)) {
           if (value !== undefined)
             headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
         }
-        return { status: res.statusCode, headers, body };
+        const body = await readCapped(res.body, headers["content-length"], limitBytes);
+        return body === null
+          ? { status: res.statusCode, headers, body: Buffer.alloc(0), tooLarge: { limitBytes } }
+          : { status: res.statusCode, headers, body };
       } catch (error) {
         throw classifyNetworkError(error, req.signal);
       }

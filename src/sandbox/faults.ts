@@ -32,7 +32,13 @@ export type FaultAction =
   /** Close the connection before the route runs: nothing is applied, no answer. */
   | { type: "drop" }
   /** Run the route (a write is applied and recorded), then close the connection unanswered. */
-  | { type: "drop_after_apply" };
+  | { type: "drop_after_apply" }
+  /**
+   * Run the route (a write is applied), then answer with its status and its JSON grown to
+   * `bytes` by a `padding` field, streamed in chunks, with Content-Length unless
+   * `declareLength` is false (chunked): an answer too large to hold.
+   */
+  | { type: "large_answer"; bytes: number; declareLength?: boolean };
 
 export interface FaultRule {
   match?: FaultMatch;

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Problem } from "./problem.js";
 import type { RouteResult } from "./routing.js";
@@ -56,6 +57,24 @@ export function bodyForLog(raw: Buffer, contentType?: string): unknown {
   }
 }
 
+/**
+ * The header lines of each part of a multipart body, as received: what a test needs to see of
+ * an upload (names, file names, types, and any line that should not be there), never the bytes.
+ */
+export function multipartHeadersForLog(raw: Buffer, contentType?: string): string[][] | undefined {
+  const boundary = /^multipart\/[^;]*;.*\bboundary="?([^";\s]+)"?/i.exec(contentType ?? "")?.[1];
+  if (!boundary || raw.length === 0) return undefined;
+  const text = raw.toString("latin1");
+  const parts: string[][] = [];
+  for (const part of text.split(`--${boundary}`).slice(1, 21)) {
+    if (part.startsWith("--")) break;
+    const end = part.indexOf("\r\n\r\n");
+    if (end === -1) continue;
+    parts.push(part.slice(2, Math.min(end, 4096)).split("\r\n"));
+  }
+  return parts;
+}
+
 /** The caller's X-Request-ID when it is a sane token, else a fresh one. */
 export function pickRequestId(header: string | string[] | undefined): string {
   if (typeof header === "string" && /^[!-~]{1,200}$/.test(header)) return header;
@@ -68,6 +87,44 @@ export function flatHeaders(req: IncomingMessage): Record<string, string> {
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
+}
+
+/**
+ * A result's JSON grown to `bytes` by a `padding` field, written in 64 KiB chunks as the client
+ * takes them (the whole answer is never held), until the client goes away.
+ */
+export async function sendPadded(
+  res: ServerResponse,
+  result: RouteResult,
+  options: { bytes: number; declareLength?: boolean },
+  common: Record<string, string>,
+): Promise<void> {
+  const json = JSON.stringify(result.json ?? null);
+  const open =
+    json.startsWith("{") && json !== "{}"
+      ? `${json.slice(0, -1)},"padding":"`
+      : json === "{}"
+        ? '{"padding":"'
+        : `{"result":${json},"padding":"`;
+  const close = '"}';
+  const fill = Math.max(0, options.bytes - open.length - close.length);
+  const headers: Record<string, string> = {
+    ...common,
+    ...result.headers,
+    "Content-Type": "application/json; charset=utf-8",
+  };
+  if (options.declareLength !== false)
+    headers["Content-Length"] = String(Buffer.byteLength(open) + fill + close.length);
+  res.writeHead(result.status, headers);
+  const closed = once(res, "close").catch(() => undefined);
+  const write = (chunk: string | Buffer) =>
+    res.write(chunk) ? undefined : Promise.race([once(res, "drain"), closed]);
+  const gone = () => res.destroyed || res.writableEnded;
+  const block = Buffer.alloc(65_536, "x");
+  await write(open);
+  for (let left = fill; left > 0 && !gone(); left -= block.length)
+    await write(left >= block.length ? block : block.subarray(0, left));
+  if (!gone()) res.end(close);
 }
 
 export function sendResult(

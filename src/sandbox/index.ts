@@ -88,6 +88,11 @@ export interface SandboxControl {
   hold(ms: number, options?: { count?: number; match?: FaultMatch }): number;
   dropNext(count: number, match?: FaultMatch): number;
   dropAfterApply(count: number, match?: FaultMatch): number;
+  /** Answers grown to `bytes` (after the route ran), streamed; chunked when `declareLength` is false. */
+  largeAnswer(
+    bytes: number,
+    options?: { count?: number; match?: FaultMatch; declareLength?: boolean },
+  ): number;
   expireAllBearers(): number;
   skewClock(seconds: number): void;
   updateKey(keyId: string, patch: Partial<Omit<SandboxKey, "keyId">>): void;
@@ -202,6 +207,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     dropNext: (count, match) => faults.add({ count, match, action: { type: "drop" } }),
     dropAfterApply: (count, match = { kind: "write" }) =>
       faults.add({ count, match, action: { type: "drop_after_apply" } }),
+    largeAnswer: (bytes, opts = {}) =>
+      faults.add({
+        count: opts.count,
+        match: opts.match,
+        action: { type: "large_answer", bytes, declareLength: opts.declareLength },
+      }),
     expireAllBearers: () => tokens.expireAll(),
     skewClock: (seconds) => clock.skew(seconds),
     updateKey(keyId, patch) {

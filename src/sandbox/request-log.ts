@@ -12,6 +12,8 @@ export interface RequestLogEntry {
   headers: Record<string, string>;
   /** Parsed JSON when the body was JSON, the raw text otherwise, null when empty. */
   body: unknown;
+  /** A multipart body's parts, each as its header lines (the bytes are not kept). */
+  parts?: string[][];
   remoteAddress: string;
   keyId: string | null;
   /** null when the connection was dropped without an answer. */

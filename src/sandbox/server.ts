@@ -8,9 +8,11 @@ import type { FaultInjector, RouteKind } from "./faults.js";
 import {
   bodyForLog,
   flatHeaders,
+  multipartHeadersForLog,
   parseJsonBody,
   pickRequestId,
   readBody,
+  sendPadded,
   sendResult,
 } from "./http-io.js";
 import { contentDigest, type IdempotencyStore, requireIdempotencyKey } from "./idempotency.js";
@@ -89,6 +91,7 @@ export function createRequestHandler(deps: PipelineDeps) {
         routeId: trace.routeId,
         headers: flatHeaders(req),
         body: bodyForLog(raw, req.headers["content-type"]),
+        parts: multipartHeadersForLog(raw, req.headers["content-type"]),
         remoteAddress: address,
         keyId: trace.keyId,
         status,
@@ -164,6 +167,13 @@ export function createRequestHandler(deps: PipelineDeps) {
               fault.holdMs,
             );
       if (fault.terminal?.type === "drop_after_apply") return drop();
+      if (fault.terminal?.type === "large_answer") {
+        status = result.status;
+        return await sendPadded(res, result, fault.terminal, {
+          "X-Request-ID": requestId,
+          Date: new Date(deps.clock.now()).toUTCString(),
+        });
+      }
       answer(result);
     } catch (error) {
       answer(problemResult(error, requestId, trace.routeId));

@@ -27,14 +27,27 @@ export interface Principal {
   };
 }
 
-/** `{ "email": … }` or `{ "id": … }`: the user the API is told each call acts for. */
-export const delegatedUserSchema = z.union(
-  [z.strictObject({ email: z.string().min(3) }), z.strictObject({ id: z.string().min(1) })],
-  {
-    error: (issue) =>
-      issue.input === undefined ? "is required" : 'must be { "email": … } or { "id": … }',
-  },
-);
+/**
+ * `{ "email": … }` or `{ "id": … }`: the user the API is told each call acts for, in a header,
+ * so one line (a CR, LF or NUL would end the header and start another).
+ */
+export const delegatedUserSchema = z
+  .union(
+    [z.strictObject({ email: z.string().min(3) }), z.strictObject({ id: z.string().min(1) })],
+    {
+      error: (issue) =>
+        issue.input === undefined ? "is required" : 'must be { "email": … } or { "id": … }',
+    },
+  )
+  .superRefine((user, ctx) => {
+    const [key, value] = "email" in user ? ["email", user.email] : ["id", user.id];
+    if (/[\r\n\0]/.test(value))
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: "must be one line, without CR, LF or NUL (it is sent in a header)",
+      });
+  });
 
 const clientsFile = z.strictObject({
   clients: z

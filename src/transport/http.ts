@@ -13,6 +13,7 @@ import type { Metrics } from "../metrics.js";
 import type { Verdict } from "../readiness.js";
 import { Authenticator, type OAuthAccess } from "./authenticate.js";
 import type { ClientRegistry, Principal } from "./clients.js";
+import { ConnectionLimits } from "./connections.js";
 import { allowedOrigins, checkHostAndOrigin, isWildcard } from "./guard.js";
 import { INVALID_REQUEST, repairResponse } from "./jsonrpc.js";
 import { METADATA_PATHS, SCOPE_WRITE } from "./oauth.js";
@@ -44,6 +45,8 @@ export interface HttpOptions {
   rateLimiter?: RateLimiter;
   /** No session state kept: every request is answered by a fresh server (both eras). */
   stateless: boolean;
+  /** Sockets one peer address (an IPv6 /64) may hold open (connections.ts). */
+  maxConnectionsPerPeer: number;
   /** Connection hygiene; the defaults suit production, tests shorten them. */
   connections?: { headersTimeoutMs: number; checkEveryMs: number; max: number };
   /** The MCP server for one principal: for a 2025 session (its id), or one request (null). */
@@ -70,10 +73,15 @@ const VERSION_WITHOUT_HEADER = "2025-03-26";
 const MAX_BATCH_MESSAGES = 10;
 /**
  * A client must send its headers within 10 s (checked every 2 s), or its connection is closed:
- * a slow-header client cannot hold connections open without a token. 2,000 at most.
+ * a slow-header client cannot hold connections open without a token. 2,000 at most, shared out
+ * between peers (connections.ts).
  */
 const CONNECTIONS = { headersTimeoutMs: 10_000, checkEveryMs: 2_000, max: 2_000 };
 const REQUEST_TIMEOUT_MS = 30_000;
+/** A keep-alive socket with no request is closed after this long (node's default, made explicit). */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** At most one log line a minute about sockets closed or refused for room; the metric counts all. */
+const LIMIT_LOG_EVERY_MS = 60_000;
 
 /**
  * Streamable HTTP on node:http, both protocol eras on one endpoint. Every request: Host and
@@ -117,6 +125,29 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   const modernNode = toNodeHandler(modern);
 
   const connections = options.connections ?? CONNECTIONS;
+  const limited = options.metrics.counter(
+    "portfolio_mcp_connections_limited_total",
+    "Sockets closed (idle) or refused to keep within the per-peer and total caps, by cap and action.",
+  );
+  let limitLoggedAt = Number.NEGATIVE_INFINITY;
+  const sockets = new ConnectionLimits({
+    perPeer: options.maxConnectionsPerPeer,
+    total: connections.max,
+    onLimit: ({ cap, action }) => {
+      limited({ cap, action });
+      if (performance.now() - limitLoggedAt < LIMIT_LOG_EVERY_MS) return;
+      limitLoggedAt = performance.now();
+      options.logger.warn(
+        { cap, action, open: sockets.open },
+        `a socket was ${action === "refused" ? "refused" : "closed while idle"} to stay within ${cap === "peer" ? "PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER" : "the total of connections"} (portfolio_mcp_connections_limited_total counts them; this line comes once a minute at most)`,
+      );
+    },
+  });
+  options.metrics.gauge(
+    "portfolio_mcp_connections_open",
+    "Open client sockets.",
+    () => sockets.open,
+  );
   const httpServer = createServer(
     { connectionsCheckingInterval: connections.checkEveryMs },
     (req, res) => {
@@ -274,7 +305,8 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
 
   httpServer.headersTimeout = connections.headersTimeoutMs;
   httpServer.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, connections.headersTimeoutMs);
-  httpServer.maxConnections = connections.max;
+  httpServer.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  sockets.watch(httpServer);
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", (error: NodeJS.ErrnoException) =>
       reject(

@@ -32,17 +32,3 @@ export function repairResponse(message: unknown): unknown {
     error: { code: INVALID_REQUEST, message: "The client's answer was malformed." },
   };
 }
-
-/**
- * The id of a request too large to parse whole, read from its first bytes, so that it can be
- * refused by name instead of left unanswered. Most clients write `"id"` near the start.
- */
-export function leadingId(head: string): string | number | null {
-  const match = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})/.exec(head);
-  if (!match?.[1]) return null;
-  try {
-    return JSON.parse(match[1]) as string | number;
-  } catch {
-    return null;
-  }
-}

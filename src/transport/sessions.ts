@@ -16,6 +16,8 @@ interface Session {
   server: Server;
   principal: Principal;
   lastSeen: number;
+  /** Calls (POSTs) in flight: a busy session is never closed to make room. */
+  busy: number;
   /** Negotiated at initialize; decides whether JSON-RPC batches exist for this session. */
   protocolVersion: string;
 }
@@ -31,8 +33,16 @@ export interface SessionOptions {
 /**
  * The sessions of 2025-era clients (initialize, Mcp-Session-Id, the GET stream), each bound at
  * initialize to the client that opened it: no later request can move it to someone else. Idle
- * sessions are closed, transport and server both, so their memory is released; a client at its
- * quota gives up its own oldest idle session, so no client can take every one.
+ * sessions are closed, transport and server both, so their memory is released.
+ *
+ * Two caps. A client at its own quota gives up its least recently used idle session for a new
+ * one. When the total is reached, a client holding fewer sessions than the largest holder
+ * takes the least recently used idle session of that holder (the one holding the most; of
+ * equals, the one whose idle session is oldest): a client with none can always open one, and
+ * the sessions end up shared out rather than first come, first served. A client already among
+ * the largest holders is refused (503, Retry-After), as is anyone when every candidate session
+ * has a call in flight: a session in the middle of a call (a confirmation form waiting for its
+ * person, say) is never taken.
  */
 export class Sessions {
   private readonly sessions = new Map<string, Session>();
@@ -82,17 +92,20 @@ export class Sessions {
         );
       }
       existing.lastSeen = Date.now();
+      if (req.method === "POST") track(existing, res);
       return existing.transport.handleRequest(req, res, body);
     }
     if (typeof id === "string")
       return rpcError(res, 404, -32001, "Session not found; initialize a new one.", requestId);
     if (req.method !== "POST" || !isInitializeRequest(body))
       return rpcError(res, 400, -32000, "No session: start with an initialize request.", requestId);
-    this.makeRoom(principal);
-    if (this.sessions.size >= this.options.maxSessions) {
-      return rpcError(res, 503, -32000, "Too many open sessions; retry shortly.", requestId, {
-        "Retry-After": "30",
-      });
+    const full = this.makeRoom(principal);
+    if (full) {
+      this.options.logger.warn(
+        { client: principal.id, sessions: this.sessions.size },
+        "refused a new session: no session could be freed for it",
+      );
+      return rpcError(res, 503, -32000, full, requestId, { "Retry-After": "30" });
     }
     const sessionId = randomUUID();
     const protocolVersion = negotiatedVersion(body);
@@ -105,6 +118,7 @@ export class Sessions {
           server,
           principal,
           lastSeen: Date.now(),
+          busy: 0,
           protocolVersion,
         });
       },
@@ -127,15 +141,49 @@ export class Sessions {
     void session.server.close().catch(() => {});
   }
 
-  private makeRoom(principal: Principal): void {
-    const own = [...this.sessions.entries()].filter(([, s]) => s.principal.id === principal.id);
-    if (own.length < this.options.maxSessionsPerClient) return;
-    const [oldestId, oldest] = own.reduce((a, b) => (b[1].lastSeen < a[1].lastSeen ? b : a));
-    this.sessions.delete(oldestId);
-    void oldest.server.close().catch(() => {});
+  /**
+   * Frees one session for `principal`'s new one when a cap says so (see the class); the
+   * sentence refusing the new session when none can be freed, else null.
+   */
+  private makeRoom(principal: Principal): string | null {
+    const held = new Map<string, Array<[string, Session]>>();
+    for (const entry of this.sessions) {
+      const client = entry[1].principal.id;
+      held.set(client, [...(held.get(client) ?? []), entry]);
+    }
+    const own = held.get(principal.id) ?? [];
+    if (own.length >= this.options.maxSessionsPerClient) {
+      const idle = leastRecentlyUsedIdle(own);
+      if (!idle)
+        return `This client's ${own.length} sessions each have a call in flight; retry shortly.`;
+      this.closeForRoom(idle, principal, "its own quota");
+      return null;
+    }
+    if (this.sessions.size < this.options.maxSessions) return null;
+    // Only from a client holding more than the newcomer: the most first, then the oldest idle.
+    const [taken] = [...held.entries()]
+      .filter(([, sessions]) => sessions.length > own.length)
+      .map(([, sessions]) => ({ count: sessions.length, idle: leastRecentlyUsedIdle(sessions) }))
+      .filter((holder) => holder.idle !== null)
+      .sort(
+        (a, b) => b.count - a.count || (a.idle?.[1].lastSeen ?? 0) - (b.idle?.[1].lastSeen ?? 0),
+      );
+    if (!taken?.idle) return "Too many open sessions; retry shortly.";
+    this.closeForRoom(taken.idle, principal, "the total");
+    return null;
+  }
+
+  private closeForRoom(
+    entry: [string, Session] | null,
+    principal: Principal,
+    cap: "its own quota" | "the total",
+  ): void {
+    if (!entry) return;
+    const [id, session] = entry;
+    this.drop(id, session);
     this.options.logger.info(
-      { client: principal.id, sessions: own.length },
-      "closed the client's oldest idle session to make room",
+      { client: principal.id, closedFor: session.principal.id, cap, sessions: this.sessions.size },
+      "closed the least recently used idle session to make room for a new one",
     );
   }
 
@@ -149,6 +197,22 @@ export class Sessions {
       }
     }
   }
+}
+
+/** Counts a call in flight on a session until its answer is done. */
+function track(session: Session, res: ServerResponse): void {
+  session.busy++;
+  res.once("close", () => {
+    session.busy--;
+  });
+}
+
+/** Of these sessions, the one unused the longest with no call in flight; null when all are busy. */
+function leastRecentlyUsedIdle(sessions: Array<[string, Session]>): [string, Session] | null {
+  let found: [string, Session] | null = null;
+  for (const entry of sessions)
+    if (entry[1].busy === 0 && (!found || entry[1].lastSeen < found[1].lastSeen)) found = entry;
+  return found;
 }
 
 /** The version an initialize request will get: its own when supported, else our latest. */

@@ -1,24 +1,32 @@
 import { Transform, type TransformCallback } from "node:stream";
-import { leadingId, repairResponse } from "./jsonrpc.js";
+import { INVALID_REQUEST, repairResponse } from "./jsonrpc.js";
+import { TopLevelScan } from "./top-level-id.js";
 
 export interface Oversized {
   bytes: number;
-  /** The request's id when its first bytes show it, so it can be answered with an error. */
+  /** The message's top-level id, wherever it came in the line; null when none can be read. */
   id: string | number | null;
+  /**
+   * An answer to one of our requests (a result or an error, no method): it is settled as a
+   * refusal in the stream, never answered back.
+   */
+  answer: boolean;
 }
 
 /**
  * stdin as the SDK's stdio transport should see it: one JSON-RPC message per line, none over
  * `maxBytes`, malformed answers repaired. The SDK closes the whole session, silently, on a
  * line over its 10 MiB buffer; here an oversized line is skipped as it streams (never held in
- * memory) and reported, and the session goes on.
+ * memory) and reported, and the session goes on. Its top-level id is read as it streams, so it
+ * can be answered by id however late the id comes.
  */
 export class StdioLines extends Transform {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   /** Bytes of the oversized line being skipped, or -1 when not skipping. */
   private skipped = -1;
-  private skippedHead = "";
+  /** What the skipped line says of itself, read as it goes by. */
+  private scan: TopLevelScan | null = null;
 
   /** Lines that came before the limit was known and may be over it, in order. */
   private held: Buffer[] | null = [];
@@ -42,12 +50,13 @@ export class StdioLines extends Transform {
     const held = this.held ?? [];
     this.held = null;
     for (const line of held) {
-      if (line.length > maxBytes)
-        this.onOversized({
-          bytes: line.length,
-          id: leadingId(line.subarray(0, HEAD_BYTES).toString("utf8")),
-        });
-      else this.push(Buffer.concat([repaired(line), NEWLINE]));
+      if (line.length <= maxBytes) {
+        this.push(Buffer.concat([repaired(line), NEWLINE]));
+        continue;
+      }
+      const scan = new TopLevelScan();
+      scan.feed(line);
+      this.refuse(line.length, scan);
     }
   }
 
@@ -72,11 +81,13 @@ export class StdioLines extends Transform {
   private append(part: Buffer): void {
     if (this.skipped >= 0) {
       this.skipped += part.length;
+      this.scan?.feed(part);
       return;
     }
     if (this.pendingBytes + part.length > this.maxBytes) {
-      const head = Buffer.concat([...this.pending, part.subarray(0, HEAD_BYTES)]);
-      this.skippedHead = head.subarray(0, HEAD_BYTES).toString("utf8");
+      this.scan = new TopLevelScan();
+      for (const held of this.pending) this.scan.feed(held);
+      this.scan.feed(part);
       this.skipped = this.pendingBytes + part.length;
       this.pending = [];
       this.pendingBytes = 0;
@@ -88,9 +99,11 @@ export class StdioLines extends Transform {
 
   private endLine(): void {
     if (this.skipped >= 0) {
-      this.onOversized({ bytes: this.skipped, id: leadingId(this.skippedHead) });
+      const bytes = this.skipped;
+      const scan = this.scan;
       this.skipped = -1;
-      this.skippedHead = "";
+      this.scan = null;
+      this.refuse(bytes, scan);
       return;
     }
     const line = Buffer.concat(this.pending);
@@ -103,6 +116,16 @@ export class StdioLines extends Transform {
     }
     this.push(Buffer.concat([repaired(line), NEWLINE]));
   }
+
+  /** A line over the limit, by what its scan read of it: reported, and answered where it can be. */
+  private refuse(bytes: number, scan: TopLevelScan | null): void {
+    const facts = scan?.result() ?? { id: null, method: false, answer: false };
+    const oversized = { bytes, id: facts.id, answer: facts.answer };
+    // Our request waits for this answer: a refusal with its id settles it at once.
+    if (oversized.answer && oversized.id !== null)
+      this.push(`${JSON.stringify(refusedAnswer(oversized.id, bytes, this.maxBytes))}\n`);
+    this.onOversized(oversized);
+  }
 }
 
 /** The bounds of PORTFOLIO_MCP_MAX_BODY_BYTES (src/config.ts). */
@@ -110,8 +133,17 @@ export const LIMIT_FLOOR = 1024;
 const LIMIT_CEILING = 104_857_600;
 
 const NEWLINE = Buffer.from("\n");
-/** Enough of an oversized line to find its id in. */
-const HEAD_BYTES = 1024;
+
+function refusedAnswer(id: string | number, bytes: number, maxBytes: number) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: INVALID_REQUEST,
+      message: `The client's answer takes ${bytes} bytes, over this server's limit of ${maxBytes}; it was not read.`,
+    },
+  };
+}
 
 /** The line itself unless it is a malformed answer; unparsable lines go on to the SDK as they are. */
 function repaired(line: Buffer): Buffer {

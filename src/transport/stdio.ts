@@ -28,22 +28,36 @@ export function serveStdio(
 ): void {
   const log = (write: (logger: Logger) => void) =>
     void settings.then(({ logger }) => write(logger));
-  const lines = new StdioLines(({ bytes, id }) => {
+  // The 2025-era server of this connection, once there is one: it may send a log notification.
+  let legacy: Server | null = null;
+  const lines = new StdioLines(({ bytes, id, answer }) => {
     log((logger) =>
       logger.error(
-        { bytes, limit: lines.maxBytes, id },
-        "refused a message larger than PORTFOLIO_MCP_MAX_BODY_BYTES; the session goes on",
+        { bytes, limit: lines.maxBytes, id, answer },
+        id === null
+          ? "refused a message larger than PORTFOLIO_MCP_MAX_BODY_BYTES whose id cannot be read; the session goes on"
+          : "refused a message larger than PORTFOLIO_MCP_MAX_BODY_BYTES; the session goes on",
       ),
     );
-    if (id === null) return;
-    void transport.send({
-      jsonrpc: "2.0",
-      id,
-      error: {
-        code: INVALID_REQUEST,
-        message: `The message takes ${bytes} bytes, over this server's limit of ${lines.maxBytes}; it was not processed.`,
-      },
-    });
+    if (answer && id !== null) return; // settled as a refusal in the stream (StdioLines)
+    const refusal = `The message takes ${bytes} bytes, over this server's limit of ${lines.maxBytes}; it was not processed.`;
+    if (id !== null) {
+      void transport.send({
+        jsonrpc: "2.0",
+        id,
+        error: { code: INVALID_REQUEST, message: refusal },
+      });
+      return;
+    }
+    // Nothing to answer by id: the connection is told once, in a log notification where the
+    // protocol has them (2025 sessions, at the level the client set; 2026 has none over stdio).
+    void legacy
+      ?.sendLoggingMessage({
+        level: "error",
+        logger: "portfolio-mcp",
+        data: `${refusal} No id could be read from it, so no request is answered for it.`,
+      })
+      .catch(() => {});
   });
   settings.then(
     ({ maxMessageBytes, logger }) => {
@@ -61,9 +75,16 @@ export function serveStdio(
     await handle.close().catch(() => {});
     await onClose();
   };
-  const handle = serveBothEras(createServer, {
-    transport,
-    onerror: (error) => log((logger) => logger.warn({ err: error }, "unreadable stdio message")),
-  });
+  const handle = serveBothEras(
+    ({ era }) => {
+      const server = createServer();
+      if (era === "legacy") legacy = server;
+      return server;
+    },
+    {
+      transport,
+      onerror: (error) => log((logger) => logger.warn({ err: error }, "unreadable stdio message")),
+    },
+  );
   lines.on("end", () => void close());
 }

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { staysUnderBase } from "../api/base-path.js";
 import type { Operation } from "../api/catalogue.js";
 import type { ApiClient } from "../api/client.js";
 import { withoutShareTokens } from "../api/response.js";
@@ -587,40 +588,58 @@ export class WriteGate {
         error: null,
       };
     } catch (error) {
-      const e = error instanceof ApiError ? error : null;
-      // A 401 here means the bearer was refused even after one renewal (it expired again on the
-      // way): the API refused before doing anything, and the next confirmation may well pass.
-      const bearerRefused = e?.status === 401 && e.operationId === intent.operation;
-      // A 409 for the same key still in progress (a retry racing a slow first attempt) says
-      // nothing of the outcome yet: the next confirmation resends with the same key.
-      const uncertain =
-        !e ||
-        UNCERTAIN_CODES.has(e.code) ||
-        e.status === 408 ||
-        bearerRefused ||
-        isInProgressConflict(e.status, e.reasonCode, e.retryAfterSeconds);
-      current = {
-        ...current,
-        state: uncertain ? "uncertain" : "failed",
-        error: {
-          code: e?.code ?? "internal_error",
-          message: userMessage(error, "the write"),
-          ...(e?.status ? { status: e.status } : {}),
-          ...(e?.reasonCode ? { reasonCode: e.reasonCode } : {}),
-        },
-      };
-      this.options.logger.warn(
-        {
-          intent: intent.id,
-          op: intent.operation,
-          state: current.state,
-          code: current.error?.code,
-        },
-        "write not confirmed by the API",
-      );
+      current = { ...current, ...this.unsent(intent, error) };
     } finally {
       clearInterval(heartbeat);
     }
+    return this.record(intent, current);
+  }
+
+  /**
+   * What a failed attempt makes of the write. Uncertain when the outcome is unknown (no answer,
+   * a 5xx, a 429, a timeout): sent again with the same key. Failed when the API refused it for
+   * good. Succeeded when the API applied it and only its answer was too large to read.
+   */
+  private unsent(intent: Intent, error: unknown): Pick<Intent, "state" | "result" | "error"> {
+    const e = error instanceof ApiError ? error : null;
+    if (e?.code === "answer_too_large" && e.status !== undefined && e.status < 300)
+      return {
+        state: "succeeded",
+        result: { answer_not_read: e.detail ?? e.message },
+        error: null,
+      };
+    // A 401 here means the bearer was refused even after one renewal (it expired again on the
+    // way): the API refused before doing anything, and the next confirmation may well pass.
+    const bearerRefused = e?.status === 401 && e.operationId === intent.operation;
+    // A 409 for the same key still in progress (a retry racing a slow first attempt) says
+    // nothing of the outcome yet: the next confirmation resends with the same key.
+    const uncertain =
+      !e ||
+      UNCERTAIN_CODES.has(e.code) ||
+      (e.code === "answer_too_large" && (e.status === undefined || e.status >= 500)) ||
+      e.status === 408 ||
+      e.status === 429 ||
+      bearerRefused ||
+      isInProgressConflict(e.status, e.reasonCode, e.retryAfterSeconds);
+    const state = uncertain ? "uncertain" : "failed";
+    this.options.logger.warn(
+      { intent: intent.id, op: intent.operation, state, code: e?.code ?? "internal_error" },
+      "write not confirmed by the API",
+    );
+    return {
+      state,
+      result: intent.result,
+      error: {
+        code: e?.code ?? "internal_error",
+        message: userMessage(error, "the write"),
+        ...(e?.status ? { status: e.status } : {}),
+        ...(e?.reasonCode ? { reasonCode: e.reasonCode } : {}),
+      },
+    };
+  }
+
+  /** Records a delivery's outcome under this process's lease; the outcome is the truth to tell. */
+  private async record(intent: Intent, current: Intent): Promise<Intent> {
     let settled: Intent | null;
     try {
       settled = await this.options.store.settle(this.stamped(current), this.owner);
@@ -807,17 +826,6 @@ const CHANNEL_WORDS: Record<Channel, string> = {
 /** A draft that will never be sent: its body and field values go, its digest stays. */
 function unsent(intent: Intent, state: "cancelled" | "expired"): Intent {
   return { ...intent, state, body: null, preview: { ...intent.preview, fields: {} } };
-}
-
-/**
- * Whether a route stays under the API's base path once the URL resolves dot segments: a
- * contract path with `..` must not reach another part of the same host.
- */
-function staysUnderBase(baseUrl: string, route: string): boolean {
-  const base = new URL(baseUrl);
-  const filled = route.replace(/\{[^{}]+\}/g, "x");
-  const resolved = new URL(`${base.pathname.replace(/\/+$/, "")}${filled}`, base.origin);
-  return resolved.pathname.startsWith(`${base.pathname.replace(/\/+$/, "")}/`);
 }
 
 /**

@@ -53,7 +53,9 @@ export function outcomeOf(intent: Intent): Outcome {
         result: record(intent.result),
         message: replayedReceipt(intent.result)
           ? "Already created: the API had this creation's client_request_id on record and returned the stored record; nothing new was written."
-          : "Written, once. Confirming again returns this same result and sends nothing.",
+          : unreadAnswer(intent.result)
+            ? "Written, once: the API applied it, but its answer was too large to read (PORTFOLIO_MAX_RESPONSE_BYTES); read the record back to see it. Confirming again sends nothing."
+            : "Written, once. Confirming again returns this same result and sends nothing.",
       };
     case "uncertain":
     case "sending":
@@ -74,6 +76,10 @@ export function outcomeOf(intent: Intent): Outcome {
       );
   }
 }
+
+/** A write the API applied whose answer was too large to read (src/writes/gate.ts). */
+const unreadAnswer = (result: unknown) =>
+  typeof (result as { answer_not_read?: unknown } | null)?.answer_not_read === "string";
 
 /**
  * A creation that carries its own durable identity (spec part 2's ManualCreationIdempotencyReceipt)

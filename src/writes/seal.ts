@@ -57,11 +57,13 @@ export class Sealer {
 
   /** The state inside, or a SealError saying in a few words why it cannot be trusted. */
   open(sealed: string): SealedState {
-    const [version, payload] = sealed.split(".");
-    if (version !== VERSION || !payload)
+    // One spelling only: the version, one dot, canonical base64url, nothing after.
+    const [version, payload, ...rest] = sealed.split(".");
+    if (version !== VERSION || !payload || rest.length > 0)
       throw new SealError("it is not a request state of this server");
-    if (Buffer.from(payload, "base64url").length < 12 + 16 + 2)
-      throw new SealError("it is truncated");
+    const raw = aead.canonicalBase64url(payload);
+    if (!raw) throw new SealError("it was altered, or sealed with another key");
+    if (raw.length < 12 + 16 + 2) throw new SealError("it is truncated");
     const text = aead.open(this.key, payload, AAD);
     if (text === null) throw new SealError("it was altered, or sealed with another key");
     const state = JSON.parse(text) as SealedState;

@@ -26,6 +26,7 @@ export function apiSettings(sandbox: Sandbox, overrides: Partial<ApiSettings> = 
     rateLimitPerMinute: 600,
     sharePerClient: 0.5,
     maxInFlightPerClient: 8,
+    maxResponseBytes: 20_971_520,
     ...overrides,
   };
 }

@@ -26,6 +26,14 @@ export const SHARE_RAISED_ENV = {
   PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT: "1000",
 };
 
+/** Every server started and not yet stopped: a test that times out leaves none behind. */
+const running = new Set<{ stop(): Promise<unknown> }>();
+
+/** Stops whatever a test left running (for afterEach: a timed-out test skips its finally). */
+export async function stopShared(): Promise<void> {
+  await Promise.all([...running].map((shared) => shared.stop()));
+}
+
 /** The built server in shared HTTP mode, on this sandbox, with a clients file (null: none). */
 export async function startShared(
   sandbox: Sandbox,
@@ -73,7 +81,7 @@ export async function startShared(
   });
   const url = /URL\s+(\S+\/mcp)/.exec(banner)?.[1];
   if (!url) throw new Error(`the server did not start: ${banner}`);
-  return {
+  const shared = {
     url,
     child,
     /** Everything the server wrote on stderr so far (logs and the banner). */
@@ -90,10 +98,13 @@ export async function startShared(
     raw: (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
       rawRequest(url, method, path, { host: new URL(url).host, ...headers }, body),
     async stop(signal: NodeJS.Signals = "SIGTERM") {
+      running.delete(shared);
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);
       const [code] = await once(child, "exit");
       return code as number | null;
     },
   };
+  running.add(shared);
+  return shared;
 }

@@ -170,6 +170,36 @@ describe("a delivery re-checks what this server offers", () => {
   });
 });
 
+describe("a write whose answer is over PORTFOLIO_MAX_RESPONSE_BYTES", () => {
+  it("is told as applied (it was), sent once, and a repeat reports it without sending", async () => {
+    const s = await open({ settings: { maxResponseBytes: 1_048_576 } });
+    const draft = await call(s, "create_custom_dashboard", { name: "Réponse trop grande" });
+    const mark = sandbox.control.mark();
+    sandbox.control.largeAnswer(3_000_000, {
+      count: 1,
+      match: { routeId: "custom_dashboard_create" },
+      declareLength: false,
+    });
+    const confirmed = await call(s, "confirm_write", {
+      confirmation_id: draft.structuredContent.confirmation_id,
+    });
+    expect(confirmed.isError).toBeFalsy();
+    expect(confirmed.structuredContent.status).toBe("succeeded");
+    expect(confirmed.structuredContent.message).toContain(
+      "the API applied it, but its answer was too large to read",
+    );
+    expect(JSON.stringify(confirmed)).not.toContain("Nothing was written");
+    const again = await call(s, "confirm_write", {
+      confirmation_id: draft.structuredContent.confirmation_id,
+    });
+    expect(again.structuredContent.status).toBe("succeeded");
+    expect(writesSince(mark).map((e) => e.routeId)).toEqual(["custom_dashboard_create"]);
+    expect(
+      sandbox.control.state.data.dashboards.filter((d) => d.name === "Réponse trop grande"),
+    ).toHaveLength(1);
+  });
+});
+
 describe("what the person approves in two steps", () => {
   it("names the write by its operation, target and body digest, never by upstream text", async () => {
     const operation = sandbox.control.state.data.operations[5]!;

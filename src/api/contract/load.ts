@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { extname } from "node:path";
+import { hasDotSegment } from "../base-path.js";
 import type { HttpMethod } from "../catalogue.js";
 import { capabilityOf } from "./capabilities.js";
 import { RefResolver } from "./refs.js";
@@ -94,6 +95,9 @@ export function normaliseContract(document: unknown, source: string): Contract {
         if (!isObject(raw)) skip("it is not an operation object");
         if (typeof id !== "string" || !OPERATION_ID.test(id))
           skip("it has no usable operationId (letters, digits and _ . -, at most 128)");
+        // Resolved, the URL would leave the API's base path (WHATWG URL reads %2e as a dot).
+        if (hasDotSegment(path))
+          skip("its path has a . or .. segment (or %2e), which would leave the API's base path");
         const operation = normaliseOperation(
           raw as Record<string, unknown>,
           { id: id as string, method, path, shared, document, refs },
