@@ -215,7 +215,16 @@ async function serverDeps(options: AppOptions) {
     allowSensitive: new Set(config.writes.allowSensitive),
     observer,
   };
-  return { ...prepared, deps, fleet: writes?.fleet ?? null };
+  return {
+    ...prepared,
+    deps,
+    fleet: writes?.fleet ?? null,
+    auditFile: audit?.file ?? null,
+    async close() {
+      audit?.trail.close();
+      await prepared.close();
+    },
+  };
 }
 
 /**
@@ -250,6 +259,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     sandbox,
     deps,
     fleet,
+    auditFile,
     close: shutdownUpstream,
   } = await serverDeps(options);
 
@@ -337,6 +347,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       upstream: config.api.baseUrl,
       sandbox: !!sandbox,
       user: config.api.delegatedUser,
+      audit: auditFile,
     }),
   );
   return async () => {
@@ -453,8 +464,7 @@ function openAudit(
       JSON.parse(redactor.scrub(JSON.stringify(withoutShareTokens(value) ?? null))),
     onRecord: (event, written) => (written ? records : failures)({ event }),
   });
-  logger.info({ file, replica: config.audit.replica }, "audit trail");
-  return { trail, sink: auditSink(trail, { logger }) };
+  return { trail, file, sink: auditSink(trail, { logger }) };
 }
 
 /** Settings of the other transport are ignored: say so rather than let them pass in silence. */
@@ -527,6 +537,9 @@ function withSandbox(sources: ConfigSources, sandbox: Sandbox): ConfigSources {
   };
 }
 
+const auditLine = (file: string | null) =>
+  file === null ? "off (PORTFOLIO_AUDIT_FILE)" : file === "-" ? "stderr" : file;
+
 function banner(b: {
   url: string;
   publicUrl: string | null;
@@ -539,6 +552,8 @@ function banner(b: {
   upstream: string;
   sandbox: boolean;
   user: Config["api"]["delegatedUser"];
+  /** Where the audit trail goes; null when off. */
+  audit: string | null;
 }): string {
   if (b.token === null) {
     const lines = [
@@ -556,6 +571,7 @@ portfolio-mcp ${VERSION}: MCP over Streamable HTTP, shared
   URL      ${b.url}
 ${lines.join("\n")}
   API      ${b.upstream}
+  Audit    ${auditLine(b.audit)}
   Health   /healthz, /readyz, /metrics
 
 Stop with Ctrl+C (in-flight calls finish first).
@@ -582,6 +598,7 @@ portfolio-mcp ${VERSION}: MCP over Streamable HTTP
   URL    ${url}
   Token  ${b.generated ? `${b.token}   (generated; set PORTFOLIO_MCP_TOKEN to choose it)` : "from PORTFOLIO_MCP_TOKEN (not printed)"}
   API    ${b.sandbox ? `embedded sandbox, demo data (${b.upstream})` : b.upstream}, acting for ${who}
+  Audit  ${auditLine(b.audit)}
 
 MCP Inspector (CLI):
   npx -y -p @modelcontextprotocol/inspector@latest mcp-inspector --cli ${url} --transport http --header "${auth}" --method tools/list
