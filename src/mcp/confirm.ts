@@ -311,6 +311,7 @@ async function cancelled(
     caller,
     context.session.delegatedUser,
     via,
+    declined ? "declined" : "cancelled",
   );
   return {
     ...outcomeOf(done),
