@@ -191,7 +191,7 @@ export async function prepare(
 /** What a server needs besides its caller: built once, shared by every session. */
 async function serverDeps(options: AppOptions) {
   const prepared = await prepare(options);
-  const { config, api, logger, metrics, sandbox, redis } = prepared;
+  const { config, api, logger, sandbox } = prepared;
   for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
     logger.warn(warning);
   // The sandbox forgets its data on exit, so its state is a fresh temporary directory unless
