@@ -119,7 +119,7 @@ export function installMcp(server: PortfolioServer, deps: ServerDeps, caller: Ca
   installResources(server, selection, contextFor, deps.logger, views, (ctx) =>
     showsApps(server, ctx),
   );
-  installPrompts(server, selection, contextFor);
+  installPrompts(server, selection, contextFor, deps.logger);
   installCompletions(server, selection, deps.directory, deps.logger);
 }
 

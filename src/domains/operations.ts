@@ -2,7 +2,6 @@ import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
 import { matchCodes, matchNamed } from "../api/directory.js";
 import { record } from "../api/response.js";
-import { userMessage } from "../errors.js";
 import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
 import { OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
 import { folded, listPage } from "../toolkit/listing.js";
@@ -242,20 +241,13 @@ export const operations: Domain = {
           throw promptRefusal(
             "operation_brief was not rendered: operation_id must be a UUID; give an operation id (completion finds them by name).",
           );
-        const call = <T>(promise: Promise<T>) =>
-          promise.catch((error: unknown) => {
-            throw promptRefusal(userMessage(error, "operation_brief"));
-          });
+        // A failed read is the prompt's failure, told by its kind (src/mcp/failures.ts).
         const [operation, notes] = await Promise.all([
-          call(
-            ctx.api.call("operation_get", { path: { operation_id: id } }, { signal: ctx.signal }),
-          ),
-          call(
-            ctx.api.call(
-              "operation_notes_list",
-              { path: { operation_id: id }, query: { limit: 20 } },
-              { signal: ctx.signal },
-            ),
+          ctx.api.call("operation_get", { path: { operation_id: id } }, { signal: ctx.signal }),
+          ctx.api.call(
+            "operation_notes_list",
+            { path: { operation_id: id }, query: { limit: 20 } },
+            { signal: ctx.signal },
           ),
         ]);
         const name = (operation.data as { name?: unknown }).name;
