@@ -92,6 +92,7 @@ export function installMcp(server: PortfolioServer, deps: ServerDeps, caller: Ca
       ? { gate: writes.gate, caller: identify(ctx), sealer: writes.sealer }
       : undefined,
     offer,
+    directory: deps.directory,
     toolFor: (id) => selection.toolByOperation.get(id) ?? null,
   });
   const confirmation: ConfirmationDeps | null = writes

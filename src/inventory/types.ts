@@ -69,6 +69,8 @@ export interface ToolContext {
   writes?: { gate: WriteGate; caller: Caller; sealer: Sealer };
   /** What this caller is offered of the API, for the generic tools. */
   offer: Offer;
+  /** Names of operations, SPVs, operators and documents, kept a minute for every client. */
+  directory: Directory;
   /** The curated tool offered for an operation, if any: better than the generic ones. */
   toolFor(operationId: string): string | null;
 }
