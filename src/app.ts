@@ -29,6 +29,7 @@ import { StateKeys } from "./state/keys.js";
 import { connectRedis, type SharedRedis } from "./state/redis.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
+import { BilledOnRedis } from "./writes/billed.js";
 import { WriteGate } from "./writes/gate.js";
 import { IntentMac } from "./writes/intent-mac.js";
 import { FileJournal } from "./writes/journal.js";
@@ -195,7 +196,13 @@ async function serverDeps(options: AppOptions) {
     directory: new Directory(api),
     logger,
     exportDir: config.server.exportDir,
-    writes: writes && { gate: writes.gate, mode: writes.mode, sealer: writes.sealer },
+    writes: writes && {
+      gate: writes.gate,
+      mode: writes.mode,
+      sealer: writes.sealer,
+      // A fleet remembers billable calls on its Redis: the next draft may reach another replica.
+      billed: redis ? new BilledOnRedis(redis) : undefined,
+    },
     allowSensitive: new Set(config.writes.allowSensitive),
   };
   return { ...prepared, deps, fleet: writes?.fleet ?? null };

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { folded } from "../fold.js";
 import { asPrincipal, SERVER_PRINCIPAL } from "../http/principal.js";
 import type { Operation, OperationId } from "./catalogue.js";
@@ -102,7 +103,9 @@ export class Directory {
     const items: unknown[] = [];
     for (let offset = 0, pages = 0; pages < MAX_PAGES; pages++) {
       const query = limit === null ? {} : { limit, offset };
-      const page = asListPage((await this.api.send(operation, { query })).data);
+      const page = asListPage(
+        (await this.api.send(operation, { query }, { requestId: directoryRequestId() })).data,
+      );
       items.push(...page.items);
       offset += page.items.length;
       if (limit === null || page.items.length === 0 || offset >= page.total) break;
@@ -120,6 +123,13 @@ export class Directory {
     return value;
   }
 }
+
+/**
+ * The request id of the directory's reads: the API's logs (and tests) can tell the server's own
+ * upkeep from what a caller asked for.
+ */
+export const DIRECTORY_REQUEST_PREFIX = "pmcp-directory-";
+const directoryRequestId = () => `${DIRECTORY_REQUEST_PREFIX}${randomUUID()}`;
 
 /** Ids whose name (or id) contains what was typed, accents and case ignored. */
 export function matchNamed(items: Named[], typed: string): string[] {
