@@ -65,7 +65,7 @@ export class Directory {
 
   /**
    * The documents this key may open (documents_list, where the key's contract has it), by id:
-   * their date, type and size, for search hits that name a document and nothing else.
+   * their date, type and size, for a search hit or a row that names a document by its id only.
    */
   documents(): Promise<Map<string, DocumentFacts>> {
     return this.cached("documents", async () => {

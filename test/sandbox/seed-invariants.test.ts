@@ -34,7 +34,7 @@ function doneAfter(data: object, now: string): string[] {
   const late: string[] = [];
   const walk = (value: unknown, path: string, key: string) => {
     if (Buffer.isBuffer(value)) return;
-    if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}[${i}]`, key));
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`, key);
     else if (value && typeof value === "object")
       for (const [k, v] of Object.entries(value)) walk(v, `${path}.${k}`, k);
     else if (
