@@ -8,7 +8,10 @@ import { normaliseContract, readContractFile } from "./api/contract/load.js";
 import type { Contract } from "./api/contract/types.js";
 import { Directory } from "./api/directory.js";
 import { unknownSensitiveEntries } from "./api/offer-summary.js";
+import { withoutShareTokens } from "./api/response.js";
 import { resolveRoutes } from "./api/routes.js";
+import { auditSink } from "./audit/sink.js";
+import { AuditTrail } from "./audit/trail.js";
 import {
   type Config,
   ConfigError,
@@ -16,6 +19,7 @@ import {
   loadConfig,
   sandboxRequested,
 } from "./config.js";
+import { type Observer, Observers } from "./events.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
 import { deliverability } from "./inventory/deliverable.js";
 import { INVENTORY } from "./inventory/index.js";
@@ -61,6 +65,8 @@ export interface Prepared {
   sandbox: Sandbox | null;
   /** The Redis several replicas share, when PORTFOLIO_REDIS_URL is set. */
   redis: SharedRedis | null;
+  /** Knows the secrets and bearers in play: what is kept of arguments goes through it. */
+  redactor: SecretRedactor;
   close(): Promise<void>;
 }
 
@@ -174,6 +180,7 @@ export async function prepare(
     metrics,
     sandbox,
     redis,
+    redactor,
     async close() {
       await api.close();
       await redis?.close();
@@ -185,12 +192,21 @@ export async function prepare(
 /** What a server needs besides its caller: built once, shared by every session. */
 async function serverDeps(options: AppOptions) {
   const prepared = await prepare(options);
-  const { config, api, logger, metrics, sandbox, redis } = prepared;
+  const { config, api, logger, sandbox, redis } = prepared;
   for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
     logger.warn(warning);
+  // The sandbox forgets its data on exit, so its state is a fresh temporary directory unless
+  // one was named explicitly.
+  const dir =
+    sandbox && !config.stateDirExplicit
+      ? await mkdtemp(join(tmpdir(), "portfolio-mcp-sandbox-"))
+      : config.stateDir;
+  const keys = await StateKeys.open(dir, config.writes.stateSecret);
+  const audit = openAudit(config, options.transport, dir, keys, prepared);
+  const observer = audit ? new Observers([audit.sink]) : undefined;
   const writes = config.writes.readOnly
     ? undefined
-    : await openWrites(config, api, logger, metrics, !!sandbox, redis);
+    : await openWrites(config, prepared, dir, keys, observer);
   const deps: ServerDeps = {
     api,
     directory: new Directory(api),
@@ -204,8 +220,18 @@ async function serverDeps(options: AppOptions) {
       billed: redis ? new BilledOnRedis(redis) : undefined,
     },
     allowSensitive: new Set(config.writes.allowSensitive),
+    observer,
   };
-  return { ...prepared, deps, fleet: writes?.fleet ?? null };
+  return {
+    ...prepared,
+    deps,
+    fleet: writes?.fleet ?? null,
+    auditFile: audit?.file ?? null,
+    async close() {
+      audit?.trail.close();
+      await prepared.close();
+    },
+  };
 }
 
 /**
@@ -240,6 +266,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     sandbox,
     deps,
     fleet,
+    auditFile,
     close: shutdownUpstream,
   } = await serverDeps(options);
 
@@ -282,6 +309,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     );
   const readiness = new Readiness(api, Date.now, redis, fleet);
   const http = await serveHttp({
+    observer: deps.observer,
     host: options.host,
     port: options.port,
     clients,
@@ -307,6 +335,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
         client: `http:${principal.id}`,
         readOnly: principal.readOnly,
         allowedTools: principal.tools,
+        email: principal.email ?? null,
       }),
     ready: () => readiness.check(),
     metrics,
@@ -325,6 +354,7 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
       upstream: config.api.baseUrl,
       sandbox: !!sandbox,
       user: config.api.delegatedUser,
+      audit: auditFile,
     }),
   );
   return async () => {
@@ -363,17 +393,11 @@ async function openSignIn(
  */
 async function openWrites(
   config: Config,
-  api: ApiClient,
-  logger: ReturnType<typeof createLogger>,
-  metrics: Metrics,
-  sandbox: boolean,
-  redis: SharedRedis | null,
+  { api, logger, metrics, redis }: Prepared,
+  dir: string,
+  keys: StateKeys,
+  observer: Observer | undefined,
 ) {
-  const dir =
-    sandbox && !config.stateDirExplicit
-      ? await mkdtemp(join(tmpdir(), "portfolio-mcp-sandbox-"))
-      : config.stateDir;
-  const keys = await StateKeys.open(dir, config.writes.stateSecret);
   const mac = new IntentMac(keys.derive("intent-mac"));
   const quarantined = metrics.counter(
     "portfolio_mcp_intents_quarantined_total",
@@ -400,6 +424,7 @@ async function openWrites(
     undeliverable: deliverability(api.routes, {
       allowSensitive: new Set(config.writes.allowSensitive),
     }),
+    observer,
   });
   metrics.gauge("portfolio_mcp_intents_pending", "Drafted writes awaiting confirmation.", () =>
     gate.count("pending"),
@@ -409,6 +434,44 @@ async function openWrites(
     .catch((error: unknown) => logger.error({ err: error }, "could not finish confirmed writes"));
   const sealer = Sealer.from(keys);
   return { gate, mode: config.writes.confirm, sealer, fleet };
+}
+
+/**
+ * The audit trail, where PORTFOLIO_AUDIT_FILE (or the default: on for serve --http, under the
+ * state directory; off over stdio) puts it. Null when off.
+ */
+function openAudit(
+  config: Config,
+  transport: AppOptions["transport"],
+  dir: string,
+  keys: StateKeys,
+  { logger, metrics, redactor }: Prepared,
+) {
+  const setting = config.audit.file;
+  const file =
+    setting === "off" || (setting === null && transport === "stdio")
+      ? null
+      : (setting ?? join(dir, "audit", "audit.jsonl"));
+  if (file === null) return null;
+  const records = metrics.counter(
+    "portfolio_mcp_audit_records_total",
+    "Audit records written, by event.",
+  );
+  const failures = metrics.counter(
+    "portfolio_mcp_audit_failures_total",
+    "Audit records that could not be written, by event (a write is then not sent).",
+  );
+  const trail = AuditTrail.open({
+    settings: { ...config.audit, file },
+    replica: config.audit.replica,
+    key: keys.derive("audit-arguments"),
+    logger,
+    // Kept whole only with PORTFOLIO_AUDIT_ARGUMENTS=full: secrets and share tokens removed.
+    redact: (value) =>
+      JSON.parse(redactor.scrub(JSON.stringify(withoutShareTokens(value) ?? null))),
+    onRecord: (event, written) => (written ? records : failures)({ event }),
+  });
+  return { trail, file, sink: auditSink(trail, { logger }) };
 }
 
 /** Settings of the other transport are ignored: say so rather than let them pass in silence. */
@@ -481,6 +544,9 @@ function withSandbox(sources: ConfigSources, sandbox: Sandbox): ConfigSources {
   };
 }
 
+const auditLine = (file: string | null) =>
+  file === null ? "off (PORTFOLIO_AUDIT_FILE)" : file === "-" ? "stderr" : file;
+
 function banner(b: {
   url: string;
   publicUrl: string | null;
@@ -493,6 +559,8 @@ function banner(b: {
   upstream: string;
   sandbox: boolean;
   user: Config["api"]["delegatedUser"];
+  /** Where the audit trail goes; null when off. */
+  audit: string | null;
 }): string {
   if (b.token === null) {
     const lines = [
@@ -510,6 +578,7 @@ portfolio-mcp ${VERSION}: MCP over Streamable HTTP, shared
   URL      ${b.url}
 ${lines.join("\n")}
   API      ${b.upstream}
+  Audit    ${auditLine(b.audit)}
   Health   /healthz, /readyz, /metrics
 
 Stop with Ctrl+C (in-flight calls finish first).
@@ -536,6 +605,7 @@ portfolio-mcp ${VERSION}: MCP over Streamable HTTP
   URL    ${url}
   Token  ${b.generated ? `${b.token}   (generated; set PORTFOLIO_MCP_TOKEN to choose it)` : "from PORTFOLIO_MCP_TOKEN (not printed)"}
   API    ${b.sandbox ? `embedded sandbox, demo data (${b.upstream})` : b.upstream}, acting for ${who}
+  Audit  ${auditLine(b.audit)}
 
 MCP Inspector (CLI):
   npx -y -p @modelcontextprotocol/inspector@latest mcp-inspector --cli ${url} --transport http --header "${auth}" --method tools/list

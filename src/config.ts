@@ -1,4 +1,4 @@
-import { homedir } from "node:os";
+import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { closest } from "./closest.js";
@@ -147,10 +147,27 @@ export interface RedisSettings {
 
 export const DEFAULT_REDIS_PREFIX = "portfolio-mcp:";
 
+/** The audit trail (README, "Audit trail"). */
+export interface AuditConfig {
+  /**
+   * A JSON-lines file, `-` for stderr beside the logs, `off`; null when not set: off over stdio,
+   * `<state dir>/audit/audit.jsonl` for serve --http.
+   */
+  file: string | null;
+  /** `email`: the signed-in person's e-mail is kept; `hash` (default): a hash of the principal. */
+  identity: "hash" | "email";
+  /** `digest` (default): an HMAC of the arguments; `full`: the arguments, secrets removed. */
+  arguments: "digest" | "full";
+  maxBytes: number;
+  /** Whose chain it is: PORTFOLIO_REPLICA_ID, else the host name (a pod's name). */
+  replica: string;
+}
+
 export interface Config {
   api: ApiSettings;
   server: ServerSettings;
   writes: WriteSettings;
+  audit: AuditConfig;
   redis: RedisSettings | null;
   stateDir: string;
   /** Whether PORTFOLIO_STATE_DIR (or --state-dir) named it, rather than the default. */
@@ -326,6 +343,23 @@ const variables = z.object({
   ).describe(
     "Key authenticating stored writes and sealing confirmations; required with PORTFOLIO_REDIS_URL, the same on every replica; default: generated once into the state directory. Environment only.",
   ),
+  PORTFOLIO_AUDIT_FILE: optional(
+    z.string().regex(/^[^\0\r\n]{1,4096}$/, "must be a file path, - (stderr) or off"),
+  ).describe(
+    "The audit trail: a JSON-lines file, - for stderr, or off (default: off over stdio; <state dir>/audit/audit.jsonl for serve --http).",
+  ),
+  PORTFOLIO_AUDIT_IDENTITY: optional(z.enum(["hash", "email"])).describe(
+    "What the audit trail keeps of a signed-in person: hash (default, of the principal) or email.",
+  ),
+  PORTFOLIO_AUDIT_ARGUMENTS: optional(z.enum(["digest", "full"])).describe(
+    "What it keeps of arguments: digest (default, an HMAC; equal arguments match) or full (secrets and share tokens removed).",
+  ),
+  PORTFOLIO_AUDIT_MAX_MEGABYTES: integer(1, 100_000, 64).describe(
+    "An audit file past this size is renamed aside and a new one continues the chain (default 64).",
+  ),
+  PORTFOLIO_REPLICA_ID: optional(
+    z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 of letters, digits, _ . -"),
+  ).describe("This replica's name in the audit trail and telemetry (default: the host name)."),
   PORTFOLIO_MAX_PENDING_DRAFTS: integer(1, 1000, 20).describe(
     "Drafted writes one user may leave unconfirmed at once, 1-1000 (default 20).",
   ),
@@ -474,6 +508,13 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       maxPendingDrafts: v.PORTFOLIO_MAX_PENDING_DRAFTS,
       stateSecret: v.PORTFOLIO_STATE_SECRET ?? null,
       allowSensitive: list(v.PORTFOLIO_ALLOW_SENSITIVE),
+    },
+    audit: {
+      file: v.PORTFOLIO_AUDIT_FILE ?? null,
+      identity: v.PORTFOLIO_AUDIT_IDENTITY ?? "hash",
+      arguments: v.PORTFOLIO_AUDIT_ARGUMENTS ?? "digest",
+      maxBytes: v.PORTFOLIO_AUDIT_MAX_MEGABYTES * 1_048_576,
+      replica: v.PORTFOLIO_REPLICA_ID ?? hostname(),
     },
     redis: v.PORTFOLIO_REDIS_URL
       ? { url: v.PORTFOLIO_REDIS_URL, prefix: v.PORTFOLIO_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX }

@@ -108,6 +108,7 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
       ? redisRow(await inspectRedis(config.redis, keys))
       : await journalRow(config.stateDir, keys),
   );
+  rows.push(auditRow(config));
   rows.push(...(await signInRows(config, api)));
   try {
     await api.tokens.get();
@@ -175,6 +176,21 @@ async function journalRow(stateDir: string, keys: StateKeys | null): Promise<Che
         ? `${quarantined} damaged intent file(s) under ${join(stateDir, "intents")} (moved to ${QUARANTINE_DIR}/ at startup, each named in the log): check by hand whether a confirmed write was delivered`
         : `no damaged intent files in ${stateDir}`,
   };
+}
+
+/** Where the audit trail goes, by transport (PORTFOLIO_AUDIT_FILE, or the defaults). */
+export function auditRow(config: Pick<Config, "audit" | "stateDir">): CheckRow {
+  const { file, identity, arguments: args, replica } = config.audit;
+  const kept = `identity ${identity}, arguments ${args}, replica ${replica}`;
+  const detail =
+    file === "off"
+      ? "off (PORTFOLIO_AUDIT_FILE=off): no record of who read or wrote what is kept"
+      : file === "-"
+        ? `to stderr, beside the logs (${kept})`
+        : file
+          ? `${file} (${kept}; verify with portfolio-mcp audit verify)`
+          : `serve --http: ${join(config.stateDir, "audit", "audit.jsonl")}; stdio: off (set PORTFOLIO_AUDIT_FILE to keep one) (${kept})`;
+  return { check: "audit trail", status: file === "off" ? "warning" : "ok", detail };
 }
 
 /**

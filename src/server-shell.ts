@@ -10,6 +10,7 @@ import {
 import { asPrincipal, SERVER_PRINCIPAL } from "./http/principal.js";
 import { formValidator } from "./mcp/form-validator.js";
 import { SERVER_ICONS } from "./mcp/icons.js";
+import { OBSERVED_METHODS, observed, type Watch } from "./mcp/observed.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -50,6 +51,8 @@ const LISTING = { ttlMs: 300_000, cacheScope: "private" as const };
  */
 export class PortfolioServer extends Server {
   principalOf: (ctx: ServerContext) => string = () => SERVER_PRINCIPAL;
+  /** Who its caller is, for the audit trail: the requests that read or change data are told. */
+  watch: Omit<Watch, "negotiated"> | null = null;
 
   handlerFor(method: string) {
     return this._getRequestHandler(method);
@@ -60,7 +63,14 @@ export class PortfolioServer extends Server {
     handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
   ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
     const wrapped = super._wrapHandler(method, handler);
-    return (request, ctx) => asPrincipal(this.principalOf(ctx), () => wrapped(request, ctx));
+    const watched = OBSERVED_METHODS.has(method);
+    return (request, ctx) =>
+      asPrincipal(this.principalOf(ctx), () => {
+        const watch = watched ? this.watch : null;
+        if (!watch) return wrapped(request, ctx);
+        const negotiated = () => this.getNegotiatedProtocolVersion();
+        return observed(request, ctx, { ...watch, negotiated }, () => wrapped(request, ctx));
+      });
   }
 }
 

@@ -7,6 +7,7 @@ import type { ApiClient } from "./api/client.js";
 import type { Directory } from "./api/directory.js";
 import { offerFor } from "./api/offer.js";
 import type { ConfirmMode, DelegatedUser } from "./config.js";
+import type { Observer } from "./events.js";
 import { select } from "./inventory/index.js";
 import type { ToolContext } from "./inventory/types.js";
 import type { Logger } from "./log.js";
@@ -17,7 +18,7 @@ import { installResources } from "./mcp/resources.js";
 import { installTools, viewsOffered } from "./mcp/tools.js";
 import { newServer, type PortfolioServer } from "./server-shell.js";
 import { type BilledCalls, BilledInMemory } from "./writes/billed.js";
-import type { WriteGate } from "./writes/gate.js";
+import { describeUser, type WriteGate } from "./writes/gate.js";
 import type { Caller, Grants } from "./writes/intent.js";
 import type { Sealer } from "./writes/seal.js";
 
@@ -36,6 +37,8 @@ export interface ServerDeps {
   };
   /** PORTFOLIO_ALLOW_SENSITIVE: sensitive operations offered anyway (none by default). */
   allowSensitive?: ReadonlySet<string>;
+  /** Told of every request that reads or changes data (the audit trail, telemetry). */
+  observer?: Observer;
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -52,6 +55,8 @@ export interface CallerSpec {
   readOnly: boolean;
   /** The client's allowlist (clients file): tool names, operation ids, families; null for all. */
   allowedTools: ReadonlySet<string> | null;
+  /** The signed-in person's e-mail, when the sign-in names one (for the audit trail). */
+  email?: string | null;
 }
 
 /**
@@ -83,9 +88,20 @@ export function installMcp(server: PortfolioServer, deps: ServerDeps, caller: Ca
     sessionId: ctx.sessionId ?? caller.sessionId ?? "request",
     client: caller.client ?? `stdio:${clientName(server, ctx)}`,
     grants,
+    email: caller.email ?? null,
   });
   // Every upstream request made while serving this caller counts against its share of the key.
   server.principalOf = (ctx) => identify(ctx).client;
+  if (deps.observer)
+    server.watch = {
+      observer: deps.observer,
+      actorOf: (ctx) => ({
+        principal: identify(ctx).client,
+        email: caller.email ?? null,
+        delegatedUser: describeUser(caller.delegatedUser),
+        session: ctx.sessionId ?? caller.sessionId,
+      }),
+    };
   const contextFor = (ctx: ServerContext): ToolContext => ({
     api: deps.api,
     session: {

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 const LAYERS: Array<[string, RegExp]> = [
   [
     "leaves",
-    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics|aead|neutralise|canonical)\.ts$/,
+    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics|aead|neutralise|canonical|events)\.ts$/,
   ],
   ["config", /^src\/config\.ts$/],
   ["audit", /^src\/audit\//],

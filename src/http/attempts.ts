@@ -1,6 +1,7 @@
 import type { Logger } from "../log.js";
 import type { Cooldown } from "./cooldown.js";
 import { ApiError, cancelled, isInProgressConflict, reasonCodeOf } from "./errors.js";
+import { currentCaller, noteCall, SERVER_PRINCIPAL } from "./principal.js";
 import {
   type AttemptOutcome,
   parseRetryAfter,
@@ -185,13 +186,23 @@ export class AttemptLoop {
 
   private log(exchange: Exchange, status: number | null, sentAt: number, attempt: number): void {
     this.options.onAttempt?.(exchange.operationId, status);
+    const ms = Math.round(this.options.clock() - sentAt);
+    noteCall({
+      operation: exchange.operationId,
+      status,
+      requestId: exchange.requestId,
+      ms,
+      attempt,
+    });
     this.options.logger.info(
       {
         op: exchange.operationId,
         status,
-        ms: Math.round(this.options.clock() - sentAt),
+        ms,
         requestId: exchange.requestId,
         attempt,
+        // Who the call was made for (never a token or a person's name: the principal's id).
+        principal: currentCaller()?.principal ?? SERVER_PRINCIPAL,
       },
       exchange.operationId === EXCHANGE_OPERATION ? "token exchange" : "upstream call",
     );

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { UpstreamCall } from "../events.js";
 
 /**
  * Whom an upstream request is made for, carried by the async context rather than through every
@@ -11,7 +12,12 @@ export interface UpstreamCaller {
   principal: string;
   /** When the work began: its waits for a turn end, at the latest, the longest wait after it. */
   startedAt: number;
+  /** The upstream attempts the work caused, for its audit record (the first CALLS_KEPT). */
+  calls: UpstreamCall[];
 }
+
+/** Attempts kept per piece of work: an all_pages walk of hundreds is summed up by its first. */
+const CALLS_KEPT = 50;
 
 /** Work no client asked for: the shared name directory, startup checks, doctor. */
 export const SERVER_PRINCIPAL = "server";
@@ -29,7 +35,13 @@ export function asPrincipal<T>(
   work: () => T,
   clock: () => number = Date.now,
 ): T {
-  return current.run({ principal, startedAt: clock() }, work);
+  return current.run({ principal, startedAt: clock(), calls: [] }, work);
+}
+
+/** Notes an upstream attempt against the work it was made for, if any. */
+export function noteCall(call: UpstreamCall): void {
+  const calls = current.getStore()?.calls;
+  if (calls && calls.length < CALLS_KEPT) calls.push(call);
 }
 
 /** The principal the current work runs for; null outside any (counted as the server's). */

@@ -308,6 +308,7 @@ async function cancelled(
     caller,
     context.session.delegatedUser,
     via,
+    declined ? "declined" : "cancelled",
   );
   return {
     ...outcomeOf(done),

@@ -11,7 +11,9 @@ export type KeyPurpose =
   /** The MAC on every stored intent (src/writes/intent-mac.ts). */
   | "intent-mac"
   /** The value on Redis that tells a replica whether it holds the fleet's secret. */
-  | "fleet-check";
+  | "fleet-check"
+  /** The HMAC of a request's arguments in the audit trail: equal arguments match, none is kept. */
+  | "audit-arguments";
 
 const SECRET_FILE = "state-secret";
 

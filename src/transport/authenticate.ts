@@ -146,6 +146,8 @@ export class Authenticator {
       delegatedUser: user.delegatedUser,
       readOnly: user.readOnly || !canWrite,
       tools: user.tools,
+      // Verified above when the users file names people by it.
+      ...(users.claim === "email" ? { email: value } : {}),
       oauth: {
         scopes: [...verdict.scopes],
         clientId,

@@ -18,6 +18,8 @@ export interface Principal {
   readOnly: boolean;
   /** Its allowlist: tool names, operation ids and families it may use; null for all. */
   tools: ReadonlySet<string> | null;
+  /** The signed-in person's verified e-mail (OAuth, when users are named by it); for the audit. */
+  email?: string;
   /** OAuth only: what the token grants and which OAuth client holds it (for logs). */
   oauth?: {
     scopes: readonly string[];

@@ -8,6 +8,7 @@ import {
   type McpRequestContext,
   type Server,
 } from "@modelcontextprotocol/server";
+import type { Observer } from "../events.js";
 import type { Logger } from "../log.js";
 import type { Metrics } from "../metrics.js";
 import type { Verdict } from "../readiness.js";
@@ -22,6 +23,8 @@ import { json, reply, rpcError } from "./replies.js";
 import { Sessions } from "./sessions.js";
 
 export interface HttpOptions {
+  /** Told of every refused sign-in (the audit trail). */
+  observer?: Observer;
   host: string;
   port: number;
   clients: ClientRegistry;
@@ -207,6 +210,11 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     const outcome = await auth.authenticate(req.headers.authorization);
     if (!outcome.ok) {
       refusals({ reason: outcome.reason });
+      options.observer?.signInRefused?.({
+        reason: outcome.reason,
+        status: outcome.status,
+        principal: null,
+      });
       return reply(res, outcome.status, outcome.message, outcome.headers);
     }
     const principal = outcome.principal;
@@ -267,6 +275,11 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     const writing = principal.oauth?.lacksWriteScope && callsTool(body, isWriteTool);
     if (writing) {
       refusals({ reason: "scope" });
+      options.observer?.signInRefused?.({
+        reason: "scope",
+        status: 403,
+        principal: `http:${principal.id}`,
+      });
       const step = auth.insufficientScope(
         `${writing} writes, and the access token does not grant ${SCOPE_WRITE}; sign in again and allow writing. Nothing was sent.`,
       );

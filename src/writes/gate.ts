@@ -5,13 +5,16 @@ import type { ApiClient } from "../api/client.js";
 import { withoutShareTokens } from "../api/response.js";
 import type { DelegatedUser } from "../config.js";
 import { UserFacingError, userMessage } from "../errors.js";
+import type { Observer } from "../events.js";
 import { ApiError, isInProgressConflict } from "../http/errors.js";
 import { asPrincipal } from "../http/principal.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
 import { StoreUnavailable } from "../state/redis.js";
 import { confirmationIdOf, idOf } from "./confirmation-id.js";
+import { describeUser } from "./describe-user.js";
 import { capped, flatten, neutralise, SHOWN_VALUE_MAX } from "./display.js";
+import { writeEvent } from "./events.js";
 import {
   type Caller,
   type Channel,
@@ -48,7 +51,8 @@ export type RefusalReason =
   | "changed"
   | "channel"
   | "damaged"
-  | "store";
+  | "store"
+  | "audit";
 
 /** A confirmation id that cannot be used: nothing was sent. */
 export class GateRefusal extends UserFacingError {
@@ -98,6 +102,11 @@ export interface GateOptions {
    * Asked before every delivery, on whichever replica delivers. Absent: the contract alone.
    */
   undeliverable?: (intent: Intent, grants: Grants | null) => string | null;
+  /**
+   * Told of every draft, decision and delivery (the audit trail, telemetry). A confirmation it
+   * cannot record is not acted on: the write is not sent (fail closed).
+   */
+  observer?: Observer;
 }
 
 const DELIVERY_LEASE_MS = 15_000;
@@ -120,6 +129,8 @@ export class WriteGate {
   private readonly owner = `gate-${randomBytes(9).toString("base64url")}`;
   /** Until then the store was too slow to answer a claim: abandoned deliveries are left alone. */
   private storeTroubleUntil = 0;
+  /** Writes being finished for a previous run or a dead replica: their delivery is a recovery. */
+  private readonly recovering = new Set<string>();
 
   private constructor(private readonly options: GateOptions) {
     this.clock = options.clock ?? Date.now;
@@ -272,7 +283,12 @@ export class WriteGate {
       body: draft.body,
       bodyDigest: canonicalDigest(draft.body ?? null),
       delegatedUser,
-      caller: { sessionId: caller.sessionId, client: caller.client, grants: caller.grants },
+      caller: {
+        sessionId: caller.sessionId,
+        client: caller.client,
+        grants: caller.grants,
+        email: caller.email ?? null,
+      },
       channel,
       upstream: { baseUrl: settings.baseUrl, keyId: settings.keyId },
       idempotencyKey: `pmcp-${randomUUID()}`,
@@ -300,7 +316,9 @@ export class WriteGate {
       result: null,
       error: null,
     };
-    return this.persist(intent);
+    const stored = await this.persist(intent);
+    this.tell("draft", stored, "drafted");
+    return stored;
   }
 
   /**
@@ -322,6 +340,7 @@ export class WriteGate {
       if (intent.state === "pending" && this.clock() > Date.parse(intent.expiresAt)) {
         await this.persist(unsent(intent, "expired")).catch(ignoreConflict);
         await this.refresh(id);
+        this.tell("decision", intent, "expired");
       }
       const current = this.intents.get(id) as Intent;
       switch (current.state) {
@@ -336,6 +355,8 @@ export class WriteGate {
         case "cancelled":
           throw new GateRefusal("cancelled", `Confirmation ${id} was cancelled; nothing was sent.`);
         default:
+          // The person's yes is on record before anything is sent, or nothing is sent.
+          if (current.state === "pending") this.recordConfirmation(current);
           return this.deliver(current, caller.grants ?? null);
       }
     }).catch((error: unknown) => {
@@ -349,6 +370,8 @@ export class WriteGate {
     caller: Caller,
     delegatedUser: DelegatedUser | null,
     via: Channel,
+    /** declined: the person said no in a form; cancelled: dropped (or a form left unanswered). */
+    how: "cancelled" | "declined" = "cancelled",
   ): Promise<Intent> {
     return this.exclusive(idOf(confirmationId) ?? confirmationId, async () => {
       const id = await this.exactId(confirmationId);
@@ -362,7 +385,9 @@ export class WriteGate {
         );
       }
       this.checkChannel(intent, via);
-      return this.persist(unsent(intent, "cancelled"));
+      const cancelled = await this.persist(unsent(intent, "cancelled"));
+      this.tell("decision", cancelled, how);
+      return cancelled;
     });
   }
 
@@ -418,7 +443,14 @@ export class WriteGate {
         // One another live process is delivering is left to it: no waiting here.
         // Counted against the share of the client that drafted it, as its own call would be.
         asPrincipal(i.caller.client, () =>
-          this.exclusive(i.id, () => this.deliver(this.intents.get(i.id) as Intent, null, 0)),
+          this.exclusive(i.id, async () => {
+            this.recovering.add(i.id);
+            try {
+              return await this.deliver(this.intents.get(i.id) as Intent, null, 0);
+            } finally {
+              this.recovering.delete(i.id);
+            }
+          }),
         ),
       ),
     );
@@ -498,7 +530,7 @@ export class WriteGate {
       { intent: intent.id, op: intent.operation, why },
       "a confirmed write was not delivered: this server does not offer it",
     );
-    return this.persist({
+    const refused = await this.persist({
       ...intent,
       state: "failed",
       error: {
@@ -506,6 +538,8 @@ export class WriteGate {
         message: `This server does not send ${intent.operation} for this caller now: ${why}; it was not sent.`,
       },
     });
+    this.tell("delivery", refused, "refused", why);
+    return refused;
   }
 
   /**
@@ -529,6 +563,7 @@ export class WriteGate {
       { intent: intent.id, err: error.message },
       "the store did not answer a delivery claim; the write may go out once the lease is given up",
     );
+    this.tell("delivery", intent, "uncertain", error.message);
     return {
       ...intent,
       state: "uncertain",
@@ -652,10 +687,12 @@ export class WriteGate {
         "the outcome of a delivered write could not be recorded; it will be resent with the same key",
       );
       this.intents.set(current.id, current);
+      this.tellDelivered(current);
       return current;
     }
     if (settled) {
       this.intents.set(settled.id, settled);
+      this.tellDelivered(settled);
       return settled;
     }
     // Our lease ran out and another process took the delivery over (same key): its outcome wins.
@@ -755,6 +792,7 @@ export class WriteGate {
       describeUser(intent.delegatedUser) !== describeUser(delegatedUser)
     ) {
       // Another client's or another user's write: refused, and not described.
+      this.tell("decision", intent, "refused", "another client's or user's write");
       throw new GateRefusal(
         "foreign",
         `The write ${id} was drafted by another client or for another user, who alone can confirm or cancel it; this call sent nothing.`,
@@ -770,10 +808,61 @@ export class WriteGate {
    */
   private checkChannel(intent: Intent, via: Channel): void {
     if (intent.channel === via) return;
+    this.tell("decision", intent, "refused", `asked by ${via}, drafted for ${intent.channel}`);
     throw new GateRefusal(
       "channel",
       `The write ${intent.id} waits for the person's answer ${CHANNEL_WORDS[intent.channel]}, and only there can it be confirmed or cancelled; this call sent nothing.`,
     );
+  }
+
+  /**
+   * Records the person's yes. When it cannot be recorded (the audit trail's disk is full, its
+   * file unwritable), the write is not sent: a confirmation nobody could account for later is
+   * not acted on.
+   */
+  private recordConfirmation(intent: Intent): void {
+    try {
+      this.options.observer?.write?.(writeEvent("decision", intent, "confirmed"));
+    } catch (error) {
+      this.options.logger.error(
+        { intent: intent.id, err: (error as Error).message },
+        "a confirmation could not be recorded; the write was not sent",
+      );
+      throw new GateRefusal(
+        "audit",
+        `This write was not sent: its confirmation could not be recorded (${(error as Error).message}), and this server acts on no confirmation it cannot account for. Nothing was sent; confirm again once the audit trail can be written.`,
+      );
+    }
+  }
+
+  /** What a delivery came to, as the records name it (a write finished for another is recovered). */
+  private tellDelivered(intent: Intent): void {
+    const outcome =
+      intent.state === "succeeded"
+        ? this.recovering.has(intent.id)
+          ? "recovered"
+          : "delivered"
+        : intent.state === "failed"
+          ? "refused"
+          : "uncertain";
+    this.tell("delivery", intent, outcome, intent.error?.message ?? null);
+  }
+
+  /** Tells the observers of a step; a record that cannot be made is logged (the sink counts it). */
+  private tell(
+    step: "draft" | "decision" | "delivery",
+    intent: Intent,
+    outcome: string,
+    reason: string | null = null,
+  ): void {
+    try {
+      this.options.observer?.write?.(writeEvent(step, intent, outcome, reason));
+    } catch (error) {
+      this.options.logger.error(
+        { intent: intent.id, step, outcome, err: (error as Error).message },
+        "a write's step could not be recorded",
+      );
+    }
   }
 
   /** Stores a change made from the revision this process last saw; refused if another came first. */
@@ -811,10 +900,7 @@ function ignoreConflict(error: unknown): void {
   if (!(error instanceof GateRefusal && error.reason === "changed")) throw error;
 }
 
-export function describeUser(user: DelegatedUser | null): string | null {
-  if (!user) return null;
-  return "email" in user ? user.email : `user id ${user.id}`;
-}
+export { describeUser };
 
 const CHANNEL_WORDS: Record<Channel, string> = {
   form: "in the confirmation form the client showed",

@@ -58,6 +58,8 @@ export interface Caller {
   client: string;
   /** What the caller may use now; absent for work no caller started (recovery). */
   grants?: Grants;
+  /** The signed-in person's e-mail, when the sign-in names one (the audit trail may keep it). */
+  email?: string | null;
 }
 
 /** One logical write: the exact request, who asked, its key, and what became of it. */

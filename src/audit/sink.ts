@@ -1,0 +1,93 @@
+import type { Observer, RequestEvent, SignInRefusal, WriteEvent } from "../events.js";
+import type { Logger } from "../log.js";
+import type { AuditTrail } from "./trail.js";
+
+/**
+ * The audit trail as an observer: one record per request that reads or changes data, per step
+ * of a write, per refused sign-in. Decisions and deliveries are fsynced before the write goes
+ * on, and a failure to record them is thrown (the gate then sends nothing); a read's record
+ * that cannot be written is logged and counted, and the read goes on.
+ */
+export function auditSink(
+  trail: AuditTrail,
+  options: { logger: Logger; onReadLost?: () => void },
+): Observer {
+  const lost = (event: string, error: unknown) => {
+    options.onReadLost?.();
+    options.logger.warn(
+      { event, err: (error as Error).message },
+      "an audit record could not be written; the call went on",
+    );
+  };
+  return {
+    request(e: RequestEvent) {
+      try {
+        trail.append(
+          {
+            event: "request",
+            ...actor(e),
+            method: e.method,
+            target: e.target ?? undefined,
+            operations: e.calls.map((c) => ({
+              id: c.operation,
+              status: c.status,
+              request_id: c.requestId,
+            })),
+            outcome: e.outcome,
+            ...(e.errorType ? { reason: e.errorType } : {}),
+            duration_ms: e.durationMs,
+            ...(e.traceId ? { trace_id: e.traceId } : {}),
+            arguments: e.arguments,
+          },
+          false,
+        );
+      } catch (error) {
+        lost("request", error);
+      }
+    },
+    write(e: WriteEvent) {
+      // Thrown when it cannot be written: the gate decides (a confirmation is then not acted on).
+      trail.append(
+        {
+          event: e.step,
+          ...actor(e),
+          method: e.step,
+          target: e.operation,
+          subject: e.subject,
+          intent: e.intent,
+          channel: e.channel,
+          idempotency_key: e.idempotencyKey,
+          outcome: e.outcome,
+          ...(e.reason ? { reason: e.reason } : {}),
+          ...(e.traceId ? { trace_id: e.traceId } : {}),
+        },
+        e.step !== "draft",
+      );
+    },
+    signInRefused(e: SignInRefusal) {
+      try {
+        trail.append(
+          {
+            event: "sign-in-refused",
+            ...(e.principal ? { principal: e.principal } : {}),
+            outcome: `${e.status}`,
+            reason: e.reason,
+          },
+          false,
+        );
+      } catch (error) {
+        lost("sign-in-refused", error);
+      }
+    },
+  };
+}
+
+function actor(e: RequestEvent | WriteEvent) {
+  return {
+    principal: e.principal,
+    email: e.email,
+    delegated_user: e.delegatedUser,
+    session: e.session ?? "stateless",
+    ...(e.era ? { era: e.era } : {}),
+  };
+}
