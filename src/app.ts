@@ -33,6 +33,7 @@ import { StateKeys } from "./state/keys.js";
 import { connectRedis, type SharedRedis } from "./state/redis.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
+import { BilledOnRedis } from "./writes/billed.js";
 import { WriteGate } from "./writes/gate.js";
 import { IntentMac } from "./writes/intent-mac.js";
 import { FileJournal } from "./writes/journal.js";
@@ -191,7 +192,7 @@ export async function prepare(
 /** What a server needs besides its caller: built once, shared by every session. */
 async function serverDeps(options: AppOptions) {
   const prepared = await prepare(options);
-  const { config, api, logger, sandbox } = prepared;
+  const { config, api, logger, sandbox, redis } = prepared;
   for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
     logger.warn(warning);
   // The sandbox forgets its data on exit, so its state is a fresh temporary directory unless
@@ -211,7 +212,13 @@ async function serverDeps(options: AppOptions) {
     directory: new Directory(api),
     logger,
     exportDir: config.server.exportDir,
-    writes: writes && { gate: writes.gate, mode: writes.mode, sealer: writes.sealer },
+    writes: writes && {
+      gate: writes.gate,
+      mode: writes.mode,
+      sealer: writes.sealer,
+      // A fleet remembers billable calls on its Redis: the next draft may reach another replica.
+      billed: redis ? new BilledOnRedis(redis) : undefined,
+    },
     allowSensitive: new Set(config.writes.allowSensitive),
     observer,
   };

@@ -238,8 +238,8 @@ async function answered(
     return outcome(
       outcomeOf(
         yes
-          ? settled(
-              context.session,
+          ? await settled(
+              context,
               await deps.gate.confirm(intent.confirmationId, caller, user, "input-required"),
             )
           : intent,
@@ -290,10 +290,7 @@ async function askInCall(
   }
   if (answer === "accept")
     return outcomeOf(
-      settled(
-        context.session,
-        await deps.gate.confirm(intent.confirmationId, caller, user, "form"),
-      ),
+      await settled(context, await deps.gate.confirm(intent.confirmationId, caller, user, "form")),
     );
   return cancelled(intent, caller, context, deps, answer === "decline", "form");
 }
