@@ -1,0 +1,174 @@
+import {
+  type Context,
+  context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  type Link,
+  type Tracer as OtelTracer,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  type SpanExporter,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
+import { VERSION } from "../version.js";
+import { serviceResource } from "./resource.js";
+import type { OtlpTarget, TelemetrySettings } from "./settings.js";
+import {
+  type ActiveSpan,
+  installTracer,
+  type SpanAttributes,
+  type SpanStart,
+  type Tracer,
+} from "./tracing.js";
+
+/**
+ * OpenTelemetry's tracing SDK behind src/telemetry/tracing.ts: spans batched to the OTLP
+ * endpoint (protobuf or JSON over HTTP), the sampler OTEL_TRACES_SAMPLER names, the active span
+ * carried by the async context. Loaded only when an endpoint is configured. Returns the function
+ * that sends what is left and stops.
+ */
+export async function startTracing(
+  settings: Pick<
+    TelemetrySettings,
+    "traces" | "sampler" | "serviceName" | "instance" | "spanDelayMs"
+  > & { traces: OtlpTarget },
+): Promise<() => Promise<void>> {
+  const provider = new TracerProvider({
+    resource: serviceResource(settings),
+    sampler: samplerOf(settings.sampler),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: await otlpExporter(settings.traces),
+        scheduledDelayMillis: settings.spanDelayMs,
+      }),
+    ],
+  });
+  const contexts = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contexts);
+  installTracer(new SdkTracer(provider.getTracer("portfolio-mcp", VERSION)));
+  return async () => {
+    installTracer(null);
+    await provider.shutdown();
+    context.disable();
+  };
+}
+
+async function otlpExporter(target: OtlpTarget): Promise<SpanExporter> {
+  const { OTLPTraceExporter } =
+    target.protocol === "http/json"
+      ? await import("@opentelemetry/exporter-trace-otlp-http")
+      : await import("@opentelemetry/exporter-trace-otlp-proto");
+  return new OTLPTraceExporter({ url: target.url });
+}
+
+function samplerOf({ name, ratio }: TelemetrySettings["sampler"]): Sampler {
+  const root = (sampler: string): Sampler =>
+    sampler.endsWith("always_off")
+      ? new AlwaysOffSampler()
+      : sampler.endsWith("traceidratio")
+        ? new TraceIdRatioBasedSampler(ratio)
+        : new AlwaysOnSampler();
+  return name.startsWith("parentbased_")
+    ? new ParentBasedSampler({ root: root(name) })
+    : root(name);
+}
+
+const KINDS = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL };
+const propagator = new W3CTraceContextPropagator();
+
+class SdkTracer implements Tracer {
+  constructor(private readonly tracer: OtelTracer) {}
+
+  inSpan<T>(
+    name: string,
+    start: SpanStart,
+    work: (span: ActiveSpan | null) => Promise<T>,
+  ): Promise<T> {
+    const active = context.active();
+    if (start.childOnly && !trace.getSpan(active)) return work(null);
+    const parent = (start.parent && remote(start.parent)) || active;
+    const links: Link[] = [];
+    for (const link of start.links ?? []) {
+      const linked = link ? trace.getSpanContext(remote(link) ?? ROOT_CONTEXT) : undefined;
+      if (linked) links.push({ context: linked });
+    }
+    const span = this.tracer.startSpan(
+      name,
+      { kind: KINDS[start.kind ?? "internal"], attributes: defined(start.attributes), links },
+      parent,
+    );
+    const handle = new SpanHandle(span);
+    return context.with(trace.setSpan(parent, span), async () => {
+      try {
+        return await work(handle);
+      } catch (error) {
+        if (!handle.failed) handle.fail(errorTypeOf(error));
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  traceparent(): string | null {
+    const carrier: Record<string, string> = {};
+    propagator.inject(context.active(), carrier, defaultTextMapSetter);
+    return carrier.traceparent ?? null;
+  }
+}
+
+class SpanHandle implements ActiveSpan {
+  failed = false;
+  constructor(private readonly span: Span) {}
+
+  get recording(): boolean {
+    return this.span.isRecording();
+  }
+
+  get traceId(): string {
+    return this.span.spanContext().traceId;
+  }
+
+  set(attributes: SpanAttributes): void {
+    if (this.span.isRecording()) this.span.setAttributes(defined(attributes));
+  }
+
+  fail(errorType: string): void {
+    this.failed = true;
+    // The type only: a message could quote what a user or the API said.
+    this.span.setAttribute("error.type", errorType);
+    this.span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+}
+
+/** The context a W3C traceparent names (a remote parent), or null when it is not one. */
+function remote(traceparent: string): Context | null {
+  const extracted = propagator.extract(ROOT_CONTEXT, { traceparent }, defaultTextMapGetter);
+  return trace.getSpanContext(extracted) ? extracted : null;
+}
+
+function defined(attributes: SpanAttributes = {}) {
+  const kept: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(attributes)) if (value !== undefined) kept[key] = value;
+  return kept;
+}
+
+/** A stable word for what went wrong: the error's code (ApiError, StoreUnavailable…) or class. */
+function errorTypeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && code) return code;
+  return error instanceof Error ? error.name : "_OTHER";
+}
