@@ -608,10 +608,11 @@ export class WriteGate {
     );
     heartbeat.unref();
     // In the draft's trace, on whichever replica (or run) sends it; linked to the request that
-    // confirmed it, when one did.
+    // confirmed it, when that is another request.
+    const confirming = activeTraceparent();
     const span = {
       parent: intent.trace,
-      links: [activeTraceparent()],
+      links: confirming !== intent.trace ? [confirming] : [],
       attributes: {
         "portfolio.intent.id": intent.id,
         "portfolio.operation.id": intent.operation,

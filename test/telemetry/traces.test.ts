@@ -2,6 +2,10 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -128,6 +132,33 @@ describe.each(["http/protobuf", "http/json"])("traces over OTLP %s", (protocol) 
     );
     expect(upstream).toMatchObject({ parentSpanId: span.spanId, statusCode: 2 });
     expect(upstream.attributes["error.type"]).toBe("404");
+    await client.close();
+  });
+});
+
+describe("a 2026-07-28 request (no session)", () => {
+  it("carries its trace context in _meta: the server span continues it", async () => {
+    const server = await startShared(sandbox, [camille], exporting("http/protobuf", "modern"));
+    const client = new ModernClient(
+      { name: "traces-modern", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(
+      new ModernTransport(new URL(server.url), {
+        requestInit: { headers: { Authorization: `Bearer ${camille.token}` } },
+      }),
+    );
+    const tp = newTraceparent();
+    const read = await client.callTool({
+      name: "list_deals",
+      arguments: { limit: 1 },
+      _meta: { traceparent: tp.header },
+    });
+    expect(read.isError).toBeFalsy();
+    const span = await receiver.until(named(tp.trace, "tools/call list_deals"));
+    expect(span.parentSpanId).toBe(tp.parent);
+    expect(span.attributes["mcp.protocol.version"]).toBe("2026-07-28");
+    expect(span.attributes["mcp.session.id"]).toBeUndefined();
     await client.close();
   });
 });
