@@ -23,6 +23,8 @@ export const SAMPLERS = [
 ] as const;
 
 export interface TelemetrySettings {
+  /** OTEL_SDK_DISABLED=true: nothing exported, whatever the endpoints say. */
+  disabled: boolean;
   traces: OtlpTarget | null;
   metrics: OtlpTarget | null;
   /** OTEL_SERVICE_NAME, default portfolio-mcp (OTEL_RESOURCE_ATTRIBUTES may add more). */
@@ -85,6 +87,7 @@ export function telemetrySettings(env: NodeJS.ProcessEnv, instance: string): Tel
     return ms;
   };
   return {
+    disabled,
     traces: target("traces"),
     metrics: target("metrics"),
     serviceName: value("OTEL_SERVICE_NAME") ?? "portfolio-mcp",
@@ -116,6 +119,9 @@ function isUrl(value: string): boolean {
 
 /** One line for doctor and the startup log: where each signal goes, or that it stays here. */
 export function describeTelemetry(settings: TelemetrySettings): string {
+  if (settings.disabled) return "not exported (OTEL_SDK_DISABLED=true)";
+  if (!settings.traces && !settings.metrics)
+    return "not exported (set OTEL_EXPORTER_OTLP_ENDPOINT to send traces and metrics to a collector)";
   const where = (target: OtlpTarget | null) =>
     target ? `${target.url} (${target.protocol})` : "not exported";
   const sampler = settings.sampler.name.endsWith("traceidratio")
