@@ -169,7 +169,8 @@ export class AttemptLoop {
     };
     const name = `${request.method} ${exchange.route ?? exchange.operationId}`;
     return traced(name, start, async (span) => {
-      const traceparent = span ? activeTraceparent() : null;
+      // This attempt's span, or the request's when it is not sampled (the flag says so).
+      const traceparent = activeTraceparent();
       const headers = traceparent ? { ...request.headers, traceparent } : request.headers;
       try {
         const reply = await this.options.transport.send({

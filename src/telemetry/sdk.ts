@@ -98,7 +98,8 @@ class SdkTracer implements Tracer {
     work: (span: ActiveSpan | null) => Promise<T>,
   ): Promise<T> {
     const active = context.active();
-    if (start.childOnly && !trace.getSpan(active)) return work(null);
+    // A child of nothing, or of a span not sampled, would be dropped anyway: not even made.
+    if (start.childOnly && !trace.getSpan(active)?.isRecording()) return work(null);
     const parent = (start.parent && remote(start.parent)) || active;
     const links: Link[] = [];
     for (const link of start.links ?? []) {

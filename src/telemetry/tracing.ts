@@ -28,8 +28,9 @@ export interface SpanStart {
   /** Other spans this one follows from (a delivery links the request that confirmed it). */
   links?: ReadonlyArray<string | null>;
   /**
-   * Only as a child of a span already active: a Redis round trip or an upstream attempt that no
-   * request caused (a sweep, a readiness probe) would otherwise start a trace of its own.
+   * Only as a child of a recording span: a Redis round trip or an upstream attempt that no
+   * request caused (a sweep, a readiness probe) would otherwise start a trace of its own, and
+   * under a trace not sampled it would be dropped anyway (near-free when not sampled).
    */
   childOnly?: boolean;
 }
