@@ -72,9 +72,7 @@ describe("doctor", () => {
   const doctor = (env: Record<string, string>) =>
     spawnSync(process.execPath, [CLI, "doctor", "--sandbox"], {
       env: {
-        ...Object.fromEntries(
-          Object.entries(process.env).filter(([k]) => !k.startsWith("OTEL_")),
-        ),
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("OTEL_"))),
         PORTFOLIO_STATE_DIR: mkdtempSync(join(tmpdir(), "doctor-telemetry-")),
         PORTFOLIO_LOG_LEVEL: "error",
         ...env,
