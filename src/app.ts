@@ -265,10 +265,19 @@ async function openTelemetry(
   return {
     metrics,
     async close() {
-      await Promise.all([metrics.close(), stopTracing?.()]);
+      // What is left goes out, unless the collector keeps the process waiting: a stop stays prompt.
+      const flushed = Promise.all([metrics.close(), stopTracing?.()]);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise((resolve) => {
+        timer = setTimeout(resolve, TELEMETRY_FLUSH_MS);
+      });
+      await Promise.race([flushed, late]).finally(() => clearTimeout(timer));
     },
   };
 }
+
+/** How long a stop waits for the last spans and metrics to reach the collector. */
+const TELEMETRY_FLUSH_MS = 3_000;
 
 /** What a server needs besides its caller: built once, shared by every session. */
 async function serverDeps(options: AppOptions) {
