@@ -64,7 +64,7 @@ export function telemetrySettings(env: NodeJS.ProcessEnv, instance: string): Tel
     if (!specific && !general) return null;
     const name = specific ? `OTEL_EXPORTER_OTLP_${upper}_ENDPOINT` : "OTEL_EXPORTER_OTLP_ENDPOINT";
     const url = specific ?? `${(general as string).replace(/\/+$/, "")}/v1/${signal}`;
-    if (!/^https?:\/\/[^/]/.test(url) || !isUrl(url))
+    if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url))
       throw new TelemetrySettingError(`${name}: must be an http:// or https:// URL`);
     return { url, protocol: protocol(upper, value) };
   };
@@ -106,15 +106,6 @@ function protocol(upper: string, value: (name: string) => string | undefined): O
   throw new TelemetrySettingError(
     `${name}: must be http/protobuf (the default) or http/json${chosen === "grpc" ? "; gRPC is not supported here (a collector takes OTLP/HTTP on port 4318)" : ""}`,
   );
-}
-
-function isUrl(value: string): boolean {
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** One line for doctor and the startup log: where each signal goes, or that it stays here. */
