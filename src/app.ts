@@ -23,7 +23,7 @@ import { type Observer, Observers } from "./events.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
 import { deliverability } from "./inventory/deliverable.js";
 import { INVENTORY } from "./inventory/index.js";
-import { createLogger, type Logger, SecretRedactor } from "./log.js";
+import { createLogger, SecretRedactor } from "./log.js";
 import { Readiness } from "./readiness.js";
 import type { Sandbox } from "./sandbox/index.js";
 import { type CallerSpec, createMcpServer, type ServerDeps } from "./server.js";
@@ -32,6 +32,7 @@ import { StateKeys } from "./state/keys.js";
 import { connectRedis, type SharedRedis } from "./state/redis.js";
 import { type Metrics, NO_METRICS } from "./telemetry/metrics.js";
 import { telemetrySink } from "./telemetry/sink.js";
+import { startTelemetry, type Telemetry } from "./telemetry/start.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
 import { WriteGate } from "./writes/gate.js";
@@ -105,7 +106,7 @@ export async function prepare(
   }
   let telemetry: Telemetry;
   try {
-    telemetry = await openTelemetry(config, logger, options.transport);
+    telemetry = await startTelemetry(config.telemetry, logger, options.transport ?? null);
   } catch (error) {
     await redis?.close();
     await sandbox?.close();
@@ -231,54 +232,6 @@ const UPSTREAM_BUCKETS = [
   0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30,
 ];
 
-interface Telemetry {
-  metrics: Metrics;
-  close(): Promise<void>;
-}
-
-/**
- * Traces and metrics: the OpenTelemetry SDK is loaded only when something reads them (the
- * /metrics of serve --http, an OTLP endpoint); a stdio server without an endpoint loads none of
- * it. Doctor (no transport) starts nothing.
- */
-async function openTelemetry(
-  config: Config,
-  logger: Logger,
-  transport: AppOptions["transport"] | undefined,
-): Promise<Telemetry> {
-  const settings = config.telemetry;
-  const traces = transport ? settings.traces : null;
-  const exported = traces !== null || (transport !== undefined && settings.metrics !== null);
-  if (!exported && transport !== "http") return { metrics: NO_METRICS, close: async () => {} };
-  if (exported) {
-    (await import("./telemetry/diagnostics.js")).forwardDiagnostics(logger);
-    const { describeTelemetry } = await import("./telemetry/settings.js");
-    logger.info(`telemetry: ${describeTelemetry(settings)}`);
-  }
-  const stopTracing = traces
-    ? await (await import("./telemetry/sdk.js")).startTracing({ ...settings, traces })
-    : null;
-  const metrics = await (await import("./telemetry/meter.js")).openMetrics({
-    ...settings,
-    metrics: transport ? settings.metrics : null,
-  });
-  return {
-    metrics,
-    async close() {
-      // What is left goes out, unless the collector keeps the process waiting: a stop stays prompt.
-      const flushed = Promise.all([metrics.close(), stopTracing?.()]);
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise((resolve) => {
-        timer = setTimeout(resolve, TELEMETRY_FLUSH_MS);
-      });
-      await Promise.race([flushed, late]).finally(() => clearTimeout(timer));
-    },
-  };
-}
-
-/** How long a stop waits for the last spans and metrics to reach the collector. */
-const TELEMETRY_FLUSH_MS = 3_000;
-
 /** What a server needs besides its caller: built once, shared by every session. */
 async function serverDeps(options: AppOptions) {
   const prepared = await prepare(options);
@@ -293,10 +246,11 @@ async function serverDeps(options: AppOptions) {
       : config.stateDir;
   const keys = await StateKeys.open(dir, config.writes.stateSecret);
   const audit = openAudit(config, options.transport, dir, keys, prepared);
-  // One emitter, two sinks: the audit trail's records and the metrics count the same events.
+  // One emitter, two sinks: the audit trail's records and the metrics count the same events
+  // (the trail first: what a reviewer needs is told before anything else).
   const sinks = [
-    ...(metrics === NO_METRICS ? [] : [telemetrySink(metrics)]),
     ...(audit ? [audit.sink] : []),
+    ...(metrics === NO_METRICS ? [] : [telemetrySink(metrics)]),
   ];
   const observer = sinks.length > 0 ? new Observers(sinks) : undefined;
   const writes = config.writes.readOnly
