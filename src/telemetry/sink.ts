@@ -22,7 +22,7 @@ export function telemetrySink(metrics: Metrics): Observer {
   );
   const drafts = metrics.counter(
     "portfolio_mcp_drafts",
-    "Writes drafted, or refused before anything was drafted, by outcome.",
+    "Writes drafted (stored, awaiting the person's decision), by outcome.",
     { zeros: [{ outcome: "drafted" }] },
   );
   const decisions = metrics.counter(
