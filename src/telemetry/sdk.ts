@@ -1,8 +1,8 @@
 import {
   type Context,
+  type ContextManager,
   context,
   defaultTextMapGetter,
-  defaultTextMapSetter,
   type Link,
   type Tracer as OtelTracer,
   ROOT_CONTEXT,
@@ -11,7 +11,6 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import {
   AlwaysOffSampler,
@@ -23,6 +22,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
+import { fromScope, inScope } from "../scope.js";
 import { VERSION } from "../version.js";
 import { serviceResource } from "./resource.js";
 import type { OtlpTarget, TelemetrySettings } from "./settings.js";
@@ -56,8 +56,7 @@ export async function startTracing(
       }),
     ],
   });
-  const contexts = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contexts);
+  context.setGlobalContextManager(new ScopeContextManager());
   installTracer(new SdkTracer(provider.getTracer("portfolio-mcp", VERSION)));
   return async () => {
     installTracer(null);
@@ -84,6 +83,44 @@ function samplerOf({ name, ratio }: TelemetrySettings["sampler"]): Sampler {
   return name.startsWith("parentbased_")
     ? new ParentBasedSampler({ root: root(name) })
     : root(name);
+}
+
+const TRACE_CONTEXT = Symbol("trace context");
+
+/**
+ * The active trace context, kept in the process's one scope (src/scope.ts) rather than in an
+ * AsyncLocalStorage of its own (AsyncLocalStorageContextManager): the same behaviour, without a
+ * second storage that every asynchronous operation would pay for.
+ */
+class ScopeContextManager implements ContextManager {
+  active(): Context {
+    return fromScope<Context>(TRACE_CONTEXT) ?? ROOT_CONTEXT;
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    context: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    return inScope(TRACE_CONTEXT, context, () => fn.call(thisArg, ...args));
+  }
+
+  bind<T>(context: Context, target: T): T {
+    if (typeof target !== "function") return target;
+    const manager = this;
+    return function (this: unknown, ...args: unknown[]) {
+      return manager.with(context, () => target.apply(this, args));
+    } as T;
+  }
+
+  enable(): this {
+    return this;
+  }
+
+  disable(): this {
+    return this;
+  }
 }
 
 const KINDS = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL };
@@ -125,9 +162,9 @@ class SdkTracer implements Tracer {
   }
 
   traceparent(): string | null {
-    const carrier: Record<string, string> = {};
-    propagator.inject(context.active(), carrier, defaultTextMapSetter);
-    return carrier.traceparent ?? null;
+    const active = trace.getSpan(context.active())?.spanContext();
+    if (!active || !trace.isSpanContextValid(active)) return null;
+    return `00-${active.traceId}-${active.spanId}-0${active.traceFlags & 1}`;
   }
 }
 
