@@ -29,6 +29,7 @@ import {
 import { topFrames } from "./lib/profile.mjs";
 import { RESULT_OPTIONS, writeResults } from "./lib/results.mjs";
 import { interleaved, percentile, round, summary } from "./lib/stats.mjs";
+import { printTelemetry, TELEMETRY_TARGET, telemetryOverhead } from "./lib/telemetry-overhead.mjs";
 
 const { values: options } = parseArgs({
   options: { ...RESULT_OPTIONS, quick: { type: "boolean", default: false } },
@@ -319,7 +320,19 @@ results.cold_start_ms.ratio_dist = round(
   3,
 );
 
-// 7. A CPU profile of our server on the hot path.
+// 7. What the audit trail and tracing cost per call: off, audit, audit + tracing at 0% and 100%.
+log("telemetry overhead: audit trail and tracing, interleaved");
+results.telemetry_overhead = await telemetryOverhead({
+  node,
+  cli,
+  env: ourEnv,
+  work,
+  calls: CALLS,
+  block: BLOCK,
+  args: ARGS,
+});
+
+// 8. A CPU profile of our server on the hot path.
 log("CPU profile of the hot path");
 const profileDir = join(work, "profile");
 const profiled = await stdioClient(node, ["--cpu-prof", "--cpu-prof-dir", profileDir, cli], ourEnv);
@@ -351,6 +364,8 @@ results.targets = {
     results.contract.cold_start_ms.bundle.ratio <= CONTRACT_COLD_START_TARGET,
   [`model-visible bytes with the full contract at most ${MODEL_VISIBLE_TARGET.toLocaleString("en")}`]:
     results.contract.model_visible_bytes.with <= MODEL_VISIBLE_TARGET,
+  [`audit trail and tracing (0% sampled) within ${TELEMETRY_TARGET}x of off (p50)`]:
+    results.telemetry_overhead.audit_traced_0.vs_off.p50 <= TELEMETRY_TARGET,
 };
 print(results);
 writeResults(results, options, {
@@ -473,6 +488,7 @@ function print(r) {
   lines.push(
     `50-item list_operations result: ours ${x.list_operations_50_bytes.ours} B, bridge ${x.list_operations_50_bytes.bridge} B, raw API page ${x.list_operations_50_bytes.raw_api_page} B`,
   );
+  lines.push(printTelemetry(r.telemetry_overhead));
   lines.push("top frames (self time) of our server on the hot path:");
   for (const f of r.profile_top_frames.slice(0, 10))
     lines.push(`  ${String(f.self_pct).padStart(5)}%  ${f.ours ? "*" : " "} ${f.frame}`);

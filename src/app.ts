@@ -24,15 +24,18 @@ import { allowlistTerms } from "./inventory/allowlist.js";
 import { deliverability } from "./inventory/deliverable.js";
 import { INVENTORY } from "./inventory/index.js";
 import { createLogger, SecretRedactor } from "./log.js";
-import { Metrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
 import type { Sandbox } from "./sandbox/index.js";
 import { type CallerSpec, createMcpServer, type ServerDeps } from "./server.js";
 import { FleetCheck } from "./state/fleet-check.js";
 import { StateKeys } from "./state/keys.js";
 import { connectRedis, type SharedRedis } from "./state/redis.js";
+import { type Metrics, NO_METRICS } from "./telemetry/metrics.js";
+import { telemetrySink } from "./telemetry/sink.js";
+import { startTelemetry, type Telemetry } from "./telemetry/start.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
+import { BilledOnRedis } from "./writes/billed.js";
 import { WriteGate } from "./writes/gate.js";
 import { IntentMac } from "./writes/intent-mac.js";
 import { FileJournal } from "./writes/journal.js";
@@ -69,9 +72,12 @@ export interface Prepared {
   close(): Promise<void>;
 }
 
-/** Configuration (on the embedded sandbox if asked), logger and API client. */
+/**
+ * Configuration (on the embedded sandbox if asked), logger, telemetry and API client. Traces and
+ * metrics start only for a server (`transport` given), not for doctor.
+ */
 export async function prepare(
-  options: Pick<AppOptions, "sandbox" | "sources">,
+  options: Pick<AppOptions, "sandbox" | "sources"> & { transport?: AppOptions["transport"] },
   logLevel?: string,
   /** false for doctor: it inspects Redis itself and reports, rather than stop, when it fails. */
   shareState = true,
@@ -99,27 +105,43 @@ export async function prepare(
     await sandbox?.close();
     throw error;
   }
-  const metrics = new Metrics();
+  let telemetry: Telemetry;
+  try {
+    telemetry = await startTelemetry(config.telemetry, logger, options.transport ?? null);
+  } catch (error) {
+    await redis?.close();
+    await sandbox?.close();
+    throw error;
+  }
+  const { metrics } = telemetry;
   const upstreamCalls = metrics.counter(
-    "portfolio_mcp_upstream_calls_total",
+    "portfolio_mcp_upstream_calls",
     "Partner API attempts, by operation and status.",
   );
+  const upstreamSeconds = metrics.histogram(
+    "portfolio_mcp_upstream_request_duration",
+    "Partner API attempts, by operation and status class (none: no answer).",
+    { unit: "s", buckets: UPSTREAM_BUCKETS },
+  );
   const turnWaits = metrics.counter(
-    "portfolio_mcp_upstream_waits_total",
+    "portfolio_mcp_upstream_waits",
     "Partner API attempts that waited for their client's turn, by reason.",
   );
   const turnWaitSeconds = metrics.counter(
-    "portfolio_mcp_upstream_wait_seconds_total",
+    "portfolio_mcp_upstream_wait_seconds",
     "Time attempts spent waiting for their client's turn, by reason.",
+    { unit: "s" },
   );
   const turnRefusals = metrics.counter(
-    "portfolio_mcp_upstream_refusals_total",
+    "portfolio_mcp_upstream_refusals",
     "Partner API attempts refused before sending (the wait would pass its deadline), by reason.",
   );
   let contract: Contract | null;
   try {
     contract = await loadContract(config, sandbox);
   } catch (error) {
+    await telemetry.close();
+    await redis?.close();
     await sandbox?.close();
     throw error;
   }
@@ -135,8 +157,11 @@ export async function prepare(
     redactor,
     userAgent: `portfolio-mcp/${VERSION}`,
     redis: redis ?? undefined,
-    onAttempt: (operation, status) =>
-      upstreamCalls({ operation, status: status === null ? "none" : String(status) }),
+    onAttempt: (operation, status, ms) => {
+      upstreamCalls({ operation, status: status === null ? "none" : String(status) });
+      const statusClass = status === null ? "none" : `${Math.floor(status / 100)}xx`;
+      upstreamSeconds(ms / 1000, { operation, status_class: statusClass });
+    },
     shareEvents: {
       waited: (reason, ms) => {
         turnWaits({ reason });
@@ -147,7 +172,7 @@ export async function prepare(
   });
   config.warnings.push(...unknownSensitiveEntries(api.routes, config.writes.allowSensitive));
   metrics.counterFrom(
-    "portfolio_mcp_token_exchanges_total",
+    "portfolio_mcp_token_exchanges",
     "Signed token exchanges sent since start.",
     () => api.tokens.exchanges,
   );
@@ -156,6 +181,7 @@ export async function prepare(
     "portfolio_mcp_upstream_cooldown_seconds",
     "Seconds before calls to the Partner API may go again after a 429.",
     () => api.cooldownRemainingMs() / 1000,
+    "s",
   );
   metrics.gauge(
     "portfolio_mcp_upstream_rate_per_minute",
@@ -163,14 +189,27 @@ export async function prepare(
     () => api.keyRatePerMinute(),
   );
   // Process figures, so that an operator (and `npm run load`) can see sessions come and go.
-  metrics.counterFrom("process_cpu_seconds_total", "User and system CPU time spent.", () => {
-    const { user, system } = process.cpuUsage();
-    return (user + system) / 1e6;
-  });
-  metrics.gauge("process_resident_memory_bytes", "Resident set size of the process.", () =>
-    process.memoryUsage.rss(),
+  metrics.counterFrom(
+    "process_cpu_seconds",
+    "User and system CPU time spent.",
+    () => {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1e6;
+    },
+    "s",
   );
-  metrics.gauge("nodejs_heap_used_bytes", "V8 heap in use.", () => process.memoryUsage().heapUsed);
+  metrics.gauge(
+    "process_resident_memory_bytes",
+    "Resident set size of the process.",
+    () => process.memoryUsage.rss(),
+    "By",
+  );
+  metrics.gauge(
+    "nodejs_heap_used_bytes",
+    "V8 heap in use.",
+    () => process.memoryUsage().heapUsed,
+    "By",
+  );
   return {
     config,
     contract,
@@ -182,16 +221,22 @@ export async function prepare(
     redactor,
     async close() {
       await api.close();
+      await telemetry.close(); // what is left of traces and metrics goes out first
       await redis?.close();
       await sandbox?.close();
     },
   };
 }
 
+/** The Partner API's latency buckets: OpenTelemetry's for http.client.request.duration, and 30 s. */
+const UPSTREAM_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30,
+];
+
 /** What a server needs besides its caller: built once, shared by every session. */
 async function serverDeps(options: AppOptions) {
   const prepared = await prepare(options);
-  const { config, api, logger, sandbox } = prepared;
+  const { config, api, logger, metrics, sandbox, redis } = prepared;
   for (const warning of [...config.warnings, ...transportWarnings(config, options.transport)])
     logger.warn(warning);
   // The sandbox forgets its data on exit, so its state is a fresh temporary directory unless
@@ -202,7 +247,13 @@ async function serverDeps(options: AppOptions) {
       : config.stateDir;
   const keys = await StateKeys.open(dir, config.writes.stateSecret);
   const audit = openAudit(config, options.transport, dir, keys, prepared);
-  const observer = audit ? new Observers([audit.sink]) : undefined;
+  // One emitter, two sinks: the audit trail's records and the metrics count the same events
+  // (the trail first: what a reviewer needs is told before anything else).
+  const sinks = [
+    ...(audit ? [audit.sink] : []),
+    ...(metrics === NO_METRICS ? [] : [telemetrySink(metrics)]),
+  ];
+  const observer = sinks.length > 0 ? new Observers(sinks) : undefined;
   const writes = config.writes.readOnly
     ? undefined
     : await openWrites(config, prepared, dir, keys, observer);
@@ -211,7 +262,13 @@ async function serverDeps(options: AppOptions) {
     directory: new Directory(api),
     logger,
     exportDir: config.server.exportDir,
-    writes: writes && { gate: writes.gate, mode: writes.mode, sealer: writes.sealer },
+    writes: writes && {
+      gate: writes.gate,
+      mode: writes.mode,
+      sealer: writes.sealer,
+      // A fleet remembers billable calls on its Redis: the next draft may reach another replica.
+      billed: redis ? new BilledOnRedis(redis) : undefined,
+    },
     allowSensitive: new Set(config.writes.allowSensitive),
     observer,
   };
@@ -393,8 +450,9 @@ async function openWrites(
 ) {
   const mac = new IntentMac(keys.derive("intent-mac"));
   const quarantined = metrics.counter(
-    "portfolio_mcp_intents_quarantined_total",
+    "portfolio_mcp_intents_quarantined",
     "Stored intents that failed their checks (MAC, shape) and were set aside, never delivered: check them by hand.",
+    { zeros: [{ store: redis ? "redis" : "file" }] },
   );
   const onQuarantine = (where: "file" | "redis") => quarantined({ store: where });
   // Replicas share the journal on Redis; one process keeps it in its state directory.
@@ -422,6 +480,11 @@ async function openWrites(
   metrics.gauge("portfolio_mcp_intents_pending", "Drafted writes awaiting confirmation.", () =>
     gate.count("pending"),
   );
+  metrics.gauge(
+    "portfolio_mcp_intents_unfinished",
+    "Confirmed writes not finished yet (being sent, or uncertain and to be sent again).",
+    () => gate.count("sending") + gate.count("uncertain"),
+  );
   gate
     .recover()
     .catch((error: unknown) => logger.error({ err: error }, "could not finish confirmed writes"));
@@ -447,11 +510,11 @@ function openAudit(
       : (setting ?? join(dir, "audit", "audit.jsonl"));
   if (file === null) return null;
   const records = metrics.counter(
-    "portfolio_mcp_audit_records_total",
+    "portfolio_mcp_audit_records",
     "Audit records written, by event.",
   );
   const failures = metrics.counter(
-    "portfolio_mcp_audit_failures_total",
+    "portfolio_mcp_audit_failures",
     "Audit records that could not be written, by event (a write is then not sent).",
   );
   const trail = AuditTrail.open({

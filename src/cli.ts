@@ -50,7 +50,10 @@ Options:
   -h, --help                  print this help
 
 Environment variables (flags win over them):
-${variables}`;
+${variables}
+
+Traces and metrics: the standard OpenTelemetry variables (OTEL_EXPORTER_OTLP_ENDPOINT,
+OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, …); off without an endpoint.`;
 }
 
 async function main(argv: string[]): Promise<void> {

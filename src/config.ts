@@ -3,6 +3,11 @@ import { join } from "node:path";
 import { z } from "zod";
 import { closest } from "./closest.js";
 import { describeIssue } from "./field-errors.js";
+import {
+  TelemetrySettingError,
+  type TelemetrySettings,
+  telemetrySettings,
+} from "./telemetry/settings.js";
 
 export const DEFAULT_TOKEN_PREFIX = "SERVICE-EXTERNAL-API-TOKEN-V1";
 export const DEFAULT_DELEGATION_HEADER_PREFIX = "X-Service-Delegated-User";
@@ -168,6 +173,8 @@ export interface Config {
   server: ServerSettings;
   writes: WriteSettings;
   audit: AuditConfig;
+  /** Traces and metrics over OTLP, from the standard OTEL_* variables (off without an endpoint). */
+  telemetry: TelemetrySettings;
   redis: RedisSettings | null;
   stateDir: string;
   /** Whether PORTFOLIO_STATE_DIR (or --state-dir) named it, rather than the default. */
@@ -457,6 +464,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     throw new ConfigError(
       "PORTFOLIO_STATE_SECRET: required with PORTFOLIO_REDIS_URL, the same on every replica (it authenticates the drafted writes they share and seals their confirmations)",
     );
+  const replica = v.PORTFOLIO_REPLICA_ID ?? hostname();
+  let telemetry: TelemetrySettings;
+  try {
+    telemetry = telemetrySettings(env, replica);
+  } catch (error) {
+    if (error instanceof TelemetrySettingError) throw new ConfigError(error.message);
+    throw error;
+  }
   if (v.PORTFOLIO_DELEGATED_USER_EMAIL && v.PORTFOLIO_DELEGATED_USER_ID) {
     throw new ConfigError(
       "PORTFOLIO_DELEGATED_USER_EMAIL and PORTFOLIO_DELEGATED_USER_ID: set at most one (the API refuses both headers)",
@@ -514,8 +529,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       identity: v.PORTFOLIO_AUDIT_IDENTITY ?? "hash",
       arguments: v.PORTFOLIO_AUDIT_ARGUMENTS ?? "digest",
       maxBytes: v.PORTFOLIO_AUDIT_MAX_MEGABYTES * 1_048_576,
-      replica: v.PORTFOLIO_REPLICA_ID ?? hostname(),
+      replica,
     },
+    telemetry,
     redis: v.PORTFOLIO_REDIS_URL
       ? { url: v.PORTFOLIO_REDIS_URL, prefix: v.PORTFOLIO_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX }
       : null,

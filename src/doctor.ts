@@ -8,6 +8,7 @@ import { ApiError } from "./http/errors.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
 import { StateKeys } from "./state/keys.js";
 import { inspectRedis, type RedisFacts } from "./state/redis-health.js";
+import { describeTelemetry } from "./telemetry/settings.js";
 import { discoverIssuer } from "./transport/oauth.js";
 import { OAuthUsers } from "./transport/oauth-users.js";
 import { IntentMac } from "./writes/intent-mac.js";
@@ -109,6 +110,7 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
       : await journalRow(config.stateDir, keys),
   );
   rows.push(auditRow(config));
+  rows.push(telemetryRow(config));
   rows.push(...(await signInRows(config, api)));
   try {
     await api.tokens.get();
@@ -191,6 +193,15 @@ export function auditRow(config: Pick<Config, "audit" | "stateDir">): CheckRow {
           ? `${file} (${kept}; verify with portfolio-mcp audit verify)`
           : `serve --http: ${join(config.stateDir, "audit", "audit.jsonl")}; stdio: off (set PORTFOLIO_AUDIT_FILE to keep one) (${kept})`;
   return { check: "audit trail", status: file === "off" ? "warning" : "ok", detail };
+}
+
+/** Where traces and metrics go (the OTEL_* variables); /metrics is always there over HTTP. */
+export function telemetryRow(config: Pick<Config, "telemetry">): CheckRow {
+  return {
+    check: "telemetry",
+    status: "ok",
+    detail: `${describeTelemetry(config.telemetry)}; serve --http also answers GET /metrics (Prometheus)`,
+  };
 }
 
 /**

@@ -29,7 +29,18 @@ export interface Actor {
   era: string | null;
 }
 
-/** An MCP request that reads or changes data: tools/call, resources/read, prompts/get, completion. */
+/** The requests that read or change data: those the audit trail records. */
+export const DATA_METHODS: ReadonlySet<string> = new Set([
+  "tools/call",
+  "resources/read",
+  "prompts/get",
+  "completion/complete",
+]);
+
+/**
+ * An MCP request, of any method (its duration is a metric); those of DATA_METHODS read or change
+ * data (tools/call, resources/read, prompts/get, completion).
+ */
 export interface RequestEvent extends Actor {
   method: string;
   /** The tool, the resource URI, the prompt, the completion's reference. */
@@ -41,6 +52,7 @@ export interface RequestEvent extends Actor {
   errorType: string | null;
   durationMs: number;
   calls: UpstreamCall[];
+  /** The request's trace: its server span's, else the client's `_meta.traceparent` or header. */
   traceId: string | null;
 }
 
@@ -59,6 +71,7 @@ export interface WriteEvent extends Actor {
    */
   outcome: string;
   reason: string | null;
+  /** The draft's trace, wherever the step happens (it travels with the intent). */
   traceId: string | null;
 }
 

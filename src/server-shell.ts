@@ -10,7 +10,8 @@ import {
 import { asPrincipal, SERVER_PRINCIPAL } from "./http/principal.js";
 import { formValidator } from "./mcp/form-validator.js";
 import { SERVER_ICONS } from "./mcp/icons.js";
-import { OBSERVED_METHODS, observed, type Watch } from "./mcp/observed.js";
+import { observed, type Watch } from "./mcp/observed.js";
+import { tracingOn } from "./telemetry/tracing.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -45,14 +46,15 @@ const LISTING = { ttlMs: 300_000, cacheScope: "private" as const };
 /**
  * The SDK's server, each request's handler run for its caller: every upstream request made
  * while serving it (walks, retries, a confirmed write) counts against that caller's share of
- * the API key's rate (src/http/principal.ts). The SDK's hook wraps every handler, whatever the
- * transport, the protocol era or the session. It can also hand a request to the handler
- * registered for it, once there is one (lateServer).
+ * the API key's rate (src/http/principal.ts), inside the request's server span when tracing is
+ * on, and told to the observers (audit trail, metrics). The SDK's hook wraps every handler,
+ * whatever the transport, the protocol era or the session. It can also hand a request to the
+ * handler registered for it, once there is one (lateServer).
  */
 export class PortfolioServer extends Server {
   principalOf: (ctx: ServerContext) => string = () => SERVER_PRINCIPAL;
-  /** Who its caller is, for the audit trail: the requests that read or change data are told. */
-  watch: Omit<Watch, "negotiated"> | null = null;
+  /** Who its caller is, for the observers (audit trail, metrics): every request is told. */
+  watch: Watch | null = null;
 
   handlerFor(method: string) {
     return this._getRequestHandler(method);
@@ -63,13 +65,12 @@ export class PortfolioServer extends Server {
     handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
   ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
     const wrapped = super._wrapHandler(method, handler);
-    const watched = OBSERVED_METHODS.has(method);
+    const negotiated = () => this.getNegotiatedProtocolVersion();
     return (request, ctx) =>
       asPrincipal(this.principalOf(ctx), () => {
-        const watch = watched ? this.watch : null;
-        if (!watch) return wrapped(request, ctx);
-        const negotiated = () => this.getNegotiatedProtocolVersion();
-        return observed(request, ctx, { ...watch, negotiated }, () => wrapped(request, ctx));
+        const watch = this.watch;
+        if (!watch && !tracingOn()) return wrapped(request, ctx);
+        return observed(request, ctx, { watch, negotiated }, () => wrapped(request, ctx));
       });
   }
 }

@@ -17,6 +17,7 @@ import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
 import { installTools, viewsOffered } from "./mcp/tools.js";
 import { newServer, type PortfolioServer } from "./server-shell.js";
+import { type BilledCalls, BilledInMemory } from "./writes/billed.js";
 import { describeUser, type WriteGate } from "./writes/gate.js";
 import type { Caller, Grants } from "./writes/intent.js";
 import type { Sealer } from "./writes/seal.js";
@@ -27,7 +28,13 @@ export interface ServerDeps {
   logger: Logger;
   exportDir: string | null;
   /** Absent in read-only mode: no write tool is offered at all. */
-  writes?: { gate: WriteGate; mode: ConfirmMode; sealer: Sealer };
+  writes?: {
+    gate: WriteGate;
+    mode: ConfirmMode;
+    sealer: Sealer;
+    /** Billable calls made lately, on the fleet's Redis; this process's memory when absent. */
+    billed?: BilledCalls;
+  };
   /** PORTFOLIO_ALLOW_SENSITIVE: sensitive operations offered anyway (none by default). */
   allowSensitive?: ReadonlySet<string>;
   /** Told of every request that reads or changes data (the audit trail, telemetry). */
@@ -35,6 +42,8 @@ export interface ServerDeps {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+/** Billable calls made through this process, when no shared store is given (one replica). */
+const BILLED_HERE = new BilledInMemory();
 
 /** Who one server instance serves: fixed for a session (2025) or a request (2026). */
 export interface CallerSpec {
@@ -105,9 +114,15 @@ export function installMcp(server: PortfolioServer, deps: ServerDeps, caller: Ca
     signal: ctx.mcpReq.signal,
     progress: progressReporter(ctx),
     writes: writes
-      ? { gate: writes.gate, caller: identify(ctx), sealer: writes.sealer }
+      ? {
+          gate: writes.gate,
+          caller: identify(ctx),
+          sealer: writes.sealer,
+          billed: writes.billed ?? BILLED_HERE,
+        }
       : undefined,
     offer,
+    directory: deps.directory,
     toolFor: (id) => selection.toolByOperation.get(id) ?? null,
   });
   const confirmation: ConfirmationDeps | null = writes

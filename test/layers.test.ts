@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 
 /**
  * Layers point down only (DESIGN.md): a module imports from its own layer or below. The order,
- * from the bottom: shared leaves, configuration, the shared
+ * from the bottom: shared leaves, telemetry (spans and metrics), configuration, the shared
  * state's connection (Redis), the HTTP attempt loop, auth, the API client,
  * model-facing errors, writes, the MCP Apps views, the inventory's types, the toolkit, the domains, the long tail
  * (discovery and the generic tools over the key's contract), the inventory,
@@ -14,8 +14,9 @@ import { describe, expect, it } from "vitest";
 const LAYERS: Array<[string, RegExp]> = [
   [
     "leaves",
-    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|metrics|aead|neutralise|canonical|events)\.ts$/,
+    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|aead|neutralise|canonical|events|scope)\.ts$/,
   ],
+  ["telemetry", /^src\/telemetry\//],
   ["config", /^src\/config\.ts$/],
   ["audit", /^src\/audit\//],
   ["state", /^src\/state\//],

@@ -160,6 +160,7 @@ export class ApiClient {
     const { reply, attempts } = await this.deps.loop.run({
       operationId: id,
       requestId,
+      route: prepared.operation.path,
       upstream: this.settings.baseUrl,
       signal: options.signal,
       build: async () => {
@@ -342,8 +343,8 @@ export interface ApiClientOptions {
   sleep?: Sleep;
   random?: () => number;
   userAgent?: string;
-  /** Told of every upstream attempt (status null: no answer), for metrics. */
-  onAttempt?: (operation: string, status: number | null) => void;
+  /** Told of every upstream attempt (status null: no answer) and its milliseconds, for metrics. */
+  onAttempt?: (operation: string, status: number | null, ms: number) => void;
   /** Redis shared with other replicas: one bearer (and one renewal) for the fleet. */
   redis?: SharedRedis;
   /** Told of waits for a turn and of refusals, for metrics. */

@@ -36,10 +36,16 @@ export class AuditWriteError extends Error {
 
 /** How much of a file's end is read to find its last record. */
 const TAIL_BYTES = 1 << 20;
+/** Lines of reads waiting for their write are written at once past this many bytes. */
+const FLUSH_BYTES = 64 * 1024;
+/** How often a file is checked for having been moved away, between durable records. */
+const MOVED_CHECK_MS = 1_000;
 
 /**
- * An append-only JSON-lines file of one replica's chain. Each record is one write(2) of one
- * line; decisions and deliveries are fsynced before the write they concern goes on. When the
+ * An append-only JSON-lines file of one replica's chain. Decisions and deliveries are written
+ * and fsynced before the write they concern goes on (with whatever lines came before them, in
+ * order); the records of reads wait for the end of the event loop's turn (or 64 KiB) and go in
+ * one write(2): the cost of a read's record is a copy, not a system call. When the
  * file passes `maxBytes` it is renamed aside (`<file>.<time>`) and a new one starts with a
  * record naming the last hash of the old: the chain runs on across files. A file moved away by
  * another tool (logrotate) is noticed before the next record, and a new one started the same
@@ -51,6 +57,13 @@ export class AuditFile {
   private size: number;
   /** A crash cut the last line short: the next record starts on a line of its own. */
   private cutShort: boolean;
+  /** Lines waiting for their write (reads' records), in chain order. */
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  private flushing: NodeJS.Immediate | null = null;
+  private checkedAt = 0;
+  /** Told when lines waiting for their write could not be written (nobody waits for them). */
+  onLost: (error: AuditWriteError, lines: number) => void = () => {};
 
   private constructor(
     readonly path: string,
@@ -81,8 +94,14 @@ export class AuditFile {
    * (rotated by another tool, removed). The caller then calls `startNewFile` and writes the
    * record that continues the chain there first.
    */
-  needsNewFile(nextLineBytes: number): boolean {
-    return this.movedAway() || (this.size > 0 && this.size + nextLineBytes + 1 > this.maxBytes);
+  needsNewFile(durable: boolean): boolean {
+    const now = Date.now();
+    // A durable record is never written to a file that is gone; a read's is checked once a second.
+    if (durable || now - this.checkedAt >= MOVED_CHECK_MS) {
+      this.checkedAt = now;
+      if (this.movedAway()) return true;
+    }
+    return this.size > 0 && this.size >= this.maxBytes;
   }
 
   /**
@@ -90,6 +109,7 @@ export class AuditFile {
    * leaves a moved one, and opens a new one.
    */
   startNewFile(nextSeq: number): void {
+    this.flush(); // what came before goes to the file it belongs to
     guarded(this.path, () => {
       const rotating = !this.movedAway();
       this.release();
@@ -105,21 +125,51 @@ export class AuditFile {
     });
   }
 
-  /** Appends one line, in one write; `durable`: fsynced before returning. */
+  /**
+   * Appends one line. `durable`: written and fsynced (with the lines before it) before this
+   * returns, or an AuditWriteError; otherwise written at the end of this turn of the event loop.
+   */
   write(line: string, durable: boolean): void {
-    guarded(this.path, () => {
-      if (this.fd < 0) throw new Error("no file open");
-      const bytes = Buffer.from(`${this.cutShort ? "\n" : ""}${line}\n`, "utf8");
-      this.cutShort = false;
-      let done = 0;
-      while (done < bytes.length) done += writeSync(this.fd, bytes, done);
-      this.size += bytes.length;
-      if (durable) fsyncSync(this.fd);
-    });
+    const text = `${this.cutShort ? "\n" : ""}${line}\n`;
+    this.cutShort = false;
+    this.pending.push(text);
+    this.pendingBytes += text.length;
+    this.size += Buffer.byteLength(text, "utf8");
+    if (durable) {
+      this.flush();
+      guarded(this.path, () => fsyncSync(this.fd));
+    } else if (this.pendingBytes >= FLUSH_BYTES) this.flush();
+    else this.flushing ??= setImmediate(() => this.flushQuietly());
   }
 
   close(): void {
+    this.flushQuietly();
     this.release();
+  }
+
+  /** Writes the lines waiting, in one write; an AuditWriteError when they cannot be written. */
+  private flush(): void {
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = null;
+    if (this.pending.length === 0) return;
+    const bytes = Buffer.from(this.pending.join(""), "utf8");
+    this.pending = [];
+    this.pendingBytes = 0;
+    guarded(this.path, () => {
+      if (this.fd < 0) throw new Error("no file open");
+      let done = 0;
+      while (done < bytes.length) done += writeSync(this.fd, bytes, done);
+    });
+  }
+
+  /** A flush nobody waits for: its failure is told to onLost. */
+  private flushQuietly(): void {
+    const lines = this.pending.length;
+    try {
+      this.flush();
+    } catch (error) {
+      this.onLost(error as AuditWriteError, lines);
+    }
   }
 
   /** Closes the descriptor once: a number closed twice could be another file's by then. */

@@ -1,4 +1,10 @@
-import type { Observer, RequestEvent, SignInRefusal, WriteEvent } from "../events.js";
+import {
+  DATA_METHODS,
+  type Observer,
+  type RequestEvent,
+  type SignInRefusal,
+  type WriteEvent,
+} from "../events.js";
 import type { Logger } from "../log.js";
 import type { AuditTrail } from "./trail.js";
 
@@ -21,6 +27,7 @@ export function auditSink(
   };
   return {
     request(e: RequestEvent) {
+      if (!DATA_METHODS.has(e.method)) return; // tools/list and the like touch no data
       try {
         trail.append(
           {

@@ -50,6 +50,8 @@ export interface AuditTrailOptions {
 export class AuditTrail {
   private head: ChainHead;
   private readonly clock: () => number;
+  /** Principals' hashes, made once each. */
+  private readonly identities = new Map<string, string>();
 
   private constructor(
     private readonly options: AuditTrailOptions,
@@ -74,6 +76,15 @@ export class AuditTrail {
       return trail;
     }
     const { file, opening } = AuditFile.open(path, maxBytes);
+    // Reads' records are written at the end of the turn: a failure then has nobody to tell but
+    // the log and the failure count (a decision's is thrown to the gate, which sends nothing).
+    file.onLost = (error, lines) => {
+      options.logger.warn(
+        { err: error.message, lines },
+        "an audit record could not be written; the call went on",
+      );
+      for (let n = 0; n < lines; n++) options.onRecord?.("request", false);
+    };
     const trail = new AuditTrail(options, file, opening.head);
     if (opening.truncatedBytes > 0)
       trail.append(
@@ -96,7 +107,7 @@ export class AuditTrail {
       ...(args === undefined ? {} : this.argumentsOf(args)),
     };
     try {
-      if (this.file?.needsNewFile(JSON.stringify(fields).length + 200)) {
+      if (this.file?.needsNewFile(durable)) {
         // A new file: its first record names the last one written, and the chain goes on.
         const continued = this.file.path;
         this.file.startNewFile(this.head.seq);
@@ -133,7 +144,13 @@ export class AuditTrail {
   private identityOf(principal: string | undefined, email: string | null | undefined) {
     if (this.options.settings.identity === "email" && email) return { identity: email };
     if (!principal) return {};
-    return { identity: createHash("sha256").update(principal).digest("hex").slice(0, 24) };
+    let identity = this.identities.get(principal);
+    if (!identity) {
+      identity = createHash("sha256").update(principal).digest("hex").slice(0, 24);
+      if (this.identities.size >= 10_000) this.identities.clear(); // a bound, not an LRU: cheap
+      this.identities.set(principal, identity);
+    }
+    return { identity };
   }
 
   private argumentsOf(args: unknown) {

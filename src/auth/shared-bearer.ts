@@ -69,18 +69,20 @@ export class RedisBearerStore implements SharedBearerStore {
   }
 
   async read(): Promise<Bearer | null> {
-    const sealed = await this.redis.run((c) => c.get(this.bearerKeyName));
+    const sealed = await this.redis.run((c) => c.get(this.bearerKeyName), "bearer.read");
     return sealed ? this.open(sealed) : null;
   }
 
   async lock(): Promise<RenewalLock | null> {
-    const fence = Number(await this.redis.run((c) => c.incr(this.fenceKeyName)));
+    const fence = Number(await this.redis.run((c) => c.incr(this.fenceKeyName), "bearer.fence"));
     const value = `${this.owner}:${fence}`;
-    const taken = await this.redis.run((c) =>
-      c.set(this.lockKeyName, value, {
-        condition: "NX",
-        expiration: { type: "PX", value: this.lockLeaseMs },
-      }),
+    const taken = await this.redis.run(
+      (c) =>
+        c.set(this.lockKeyName, value, {
+          condition: "NX",
+          expiration: { type: "PX", value: this.lockLeaseMs },
+        }),
+      "bearer.lock",
     );
     return taken === "OK" ? { value, fence } : null;
   }
@@ -89,26 +91,30 @@ export class RedisBearerStore implements SharedBearerStore {
     const ttl = Math.floor(bearer.expiresAtMs - Date.now());
     if (ttl <= 0) return false;
     const sealed = sealBearer(this.key, JSON.stringify(bearer), this.context);
-    const done = await this.redis.run((c) =>
-      c.eval(PUBLISH, {
-        keys: [this.lockKeyName, this.bearerKeyName],
-        arguments: [lock.value, sealed, String(ttl)],
-      }),
+    const done = await this.redis.run(
+      (c) =>
+        c.eval(PUBLISH, {
+          keys: [this.lockKeyName, this.bearerKeyName],
+          arguments: [lock.value, sealed, String(ttl)],
+        }),
+      "bearer.publish",
     );
     return Number(done) === 1;
   }
 
   async unlock(lock: RenewalLock): Promise<void> {
-    await this.redis.run((c) =>
-      c.eval(DELETE_IF, { keys: [this.lockKeyName], arguments: [lock.value] }),
+    await this.redis.run(
+      (c) => c.eval(DELETE_IF, { keys: [this.lockKeyName], arguments: [lock.value] }),
+      "bearer.unlock",
     );
   }
 
   async drop(token: string): Promise<void> {
-    const sealed = await this.redis.run((c) => c.get(this.bearerKeyName));
+    const sealed = await this.redis.run((c) => c.get(this.bearerKeyName), "bearer.read");
     if (!sealed || this.open(sealed)?.token !== token) return;
-    await this.redis.run((c) =>
-      c.eval(DELETE_IF, { keys: [this.bearerKeyName], arguments: [sealed] }),
+    await this.redis.run(
+      (c) => c.eval(DELETE_IF, { keys: [this.bearerKeyName], arguments: [sealed] }),
+      "bearer.drop",
     );
   }
 

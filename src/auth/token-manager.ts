@@ -5,6 +5,7 @@ import { asPrincipal, SIGN_IN_PRINCIPAL } from "../http/principal.js";
 import { parseRetryAfter } from "../http/retry.js";
 import type { HttpReply } from "../http/transport.js";
 import type { Logger } from "../log.js";
+import { traced } from "../telemetry/tracing.js";
 import { bearerExpiry, renewalMarginMs } from "./expiry.js";
 import type { Bearer, SharedBearerStore } from "./shared-bearer.js";
 import { exchangeMessage, newNonce, signExchange } from "./signer.js";
@@ -89,8 +90,10 @@ export class TokenManager {
     if (!this.inflight) {
       const shared = this.options.shared;
       // One exchange serves every caller: it takes turns on its own lane, not its first caller's.
+      // Its span is a child of the request that found the bearer due (none in the background).
+      const span = { childOnly: true, attributes: { "portfolio.bearer.shared": !!shared } };
       this.inflight = asPrincipal(SIGN_IN_PRINCIPAL, () =>
-        shared ? this.renewShared(shared) : this.exchange(),
+        traced("bearer renewal", span, () => (shared ? this.renewShared(shared) : this.exchange())),
       )
         .then((bearer) => {
           this.current = bearer;
@@ -166,6 +169,7 @@ export class TokenManager {
     const exchange = {
       operationId: EXCHANGE_OPERATION,
       requestId: `pmcp-${randomUUID()}`,
+      route: "/auth/token",
       upstream: this.options.baseUrl,
       build: () => this.signedExchange(),
       again: (reply: HttpReply, timing: Timing) => {

@@ -111,7 +111,7 @@ async function confirmDraft(
 ): Promise<Intent> {
   const writes = gate(ctx);
   const user = ctx.session.delegatedUser;
-  return settled(ctx.session, await writes.gate.confirm(confirmationId, writes.caller, user, via));
+  return settled(ctx, await writes.gate.confirm(confirmationId, writes.caller, user, via));
 }
 
 async function cancelDraft(confirmationId: string, ctx: ToolContext, via: Channel) {

@@ -4,7 +4,7 @@ import { matchNamed } from "../api/directory.js";
 import { type Domain, defineTool } from "../inventory/types.js";
 import { operatorItem, presentOperator } from "../toolkit/present.js";
 import { detailTool, listTool } from "../toolkit/read-tools.js";
-import { CREATES } from "../toolkit/write-tools.js";
+import { CREATES, madeLately } from "../toolkit/write-tools.js";
 import { outcomeSchema } from "../writes/outcome.js";
 
 const q = CATALOGUE;
@@ -67,16 +67,29 @@ export const operators: Domain = {
           "must pass the SIREN checksum (Luhn)",
         ),
       }),
-      draft: async (args) => ({
-        path: { siren: args.siren },
-        body: undefined,
-        preview: {
-          action: "Resolve a SIREN with the external provider",
-          target: `SIREN ${args.siren}`,
-          fields: {},
-          billable: true,
-        },
-      }),
+      async draft(args, ctx) {
+        const path = { siren: args.siren };
+        // Resolved moments ago: its answer is in the cache, where lookup_siren reads it free.
+        const lately = await madeLately(
+          ctx,
+          { operation: "siren_resolve", path, body: undefined },
+          (ago, answered) =>
+            answered
+              ? `SIREN ${args.siren} was resolved ${ago}; lookup_siren reads that answer from the cache, free. Resolving again is charged again.`
+              : `SIREN ${args.siren} was sent for resolution ${ago} and its answer is not known yet; resolving again may be charged twice.`,
+        );
+        return {
+          path,
+          body: undefined,
+          preview: {
+            action: "Resolve a SIREN with the external provider",
+            target: `SIREN ${args.siren}`,
+            fields: {},
+            billable: true,
+            ...(lately.length > 0 ? { warnings: lately } : {}),
+          },
+        };
+      },
     }),
   ],
   resources: [

@@ -1,4 +1,5 @@
 import type { Logger } from "../log.js";
+import { type ActiveSpan, activeTraceparent, traced } from "../telemetry/tracing.js";
 import type { Cooldown } from "./cooldown.js";
 import { ApiError, cancelled, isInProgressConflict, reasonCodeOf } from "./errors.js";
 import { currentCaller, noteCall, SERVER_PRINCIPAL } from "./principal.js";
@@ -27,14 +28,16 @@ export interface AttemptLoopOptions {
   clock: () => number;
   sleep: Sleep;
   random: () => number;
-  /** Told of every attempt (status null: no answer), for metrics. */
-  onAttempt?: (operation: string, status: number | null) => void;
+  /** Told of every attempt (status null: no answer) and how long it took, for metrics. */
+  onAttempt?: (operation: string, status: number | null, ms: number) => void;
 }
 
 /** One request to send until it gets an answer worth keeping. */
 export interface Exchange {
   operationId: string;
   requestId: string;
+  /** The operation's route template (`/operations/{id}`): names its attempts' spans. */
+  route?: string;
   /** The API's base URL, named in failures. */
   upstream: string;
   /** Aborts every wait and the request in flight; the call ends as `aborted`. */
@@ -76,6 +79,7 @@ export class AttemptLoop {
     const started = clock();
     let retries = 0;
     for (let attempt = 1; ; attempt++) {
+      const waitFrom = clock();
       await this.waitForCooldown(exchange);
       const turn = await this.options.share.acquire(exchange);
       let sentAt = clock();
@@ -85,7 +89,7 @@ export class AttemptLoop {
         const request = await exchange.build();
         await this.waitForCooldown(exchange); // one that began while this call waited its turn
         sentAt = clock();
-        reply = await this.options.transport.send({ ...request, signal: exchange.signal });
+        reply = await this.send(exchange, request, attempt, sentAt - waitFrom);
       } catch (error) {
         turn.release();
         if (!(error instanceof NetworkError)) throw error;
@@ -140,6 +144,49 @@ export class AttemptLoop {
     }
   }
 
+  /**
+   * One attempt on the wire, in a client span of the request that caused it (OpenTelemetry HTTP
+   * conventions: method, route template, status, resend count; the API's request id, the wait
+   * before it, a 429's Retry-After), which the request carries as its `traceparent`.
+   */
+  private send(
+    exchange: Exchange,
+    request: Omit<HttpRequest, "signal">,
+    attempt: number,
+    waitedMs: number,
+  ): Promise<HttpReply> {
+    const start = {
+      kind: "client" as const,
+      childOnly: true,
+      attributes: {
+        "http.request.method": request.method,
+        "url.template": exchange.route,
+        "http.request.resend_count": attempt > 1 ? attempt - 1 : undefined,
+        "portfolio.operation.id": exchange.operationId,
+        "portfolio.upstream.request_id": exchange.requestId,
+        "portfolio.upstream.waited_ms": waitedMs > 0 ? Math.round(waitedMs) : undefined,
+      },
+    };
+    const name = `${request.method} ${exchange.route ?? exchange.operationId}`;
+    return traced(name, start, async (span) => {
+      // This attempt's span, or the request's when it is not sampled (the flag says so).
+      const traceparent = activeTraceparent();
+      const headers = traceparent ? { ...request.headers, traceparent } : request.headers;
+      try {
+        const reply = await this.options.transport.send({
+          ...request,
+          headers,
+          signal: exchange.signal,
+        });
+        if (span) describeReply(span, reply);
+        return reply;
+      } catch (error) {
+        if (error instanceof NetworkError) span?.fail(error.kind); // timeout, connection…
+        throw error;
+      }
+    });
+  }
+
   private mayRetry(
     outcome: AttemptOutcome,
     retries: number,
@@ -185,8 +232,8 @@ export class AttemptLoop {
   }
 
   private log(exchange: Exchange, status: number | null, sentAt: number, attempt: number): void {
-    this.options.onAttempt?.(exchange.operationId, status);
     const ms = Math.round(this.options.clock() - sentAt);
+    this.options.onAttempt?.(exchange.operationId, status, ms);
     noteCall({
       operation: exchange.operationId,
       status,
@@ -207,6 +254,17 @@ export class AttemptLoop {
       exchange.operationId === EXCHANGE_OPERATION ? "token exchange" : "upstream call",
     );
   }
+}
+
+/** What an answer says on its attempt's span: the status, and a refusal's type and wait. */
+function describeReply(span: ActiveSpan, reply: HttpReply): void {
+  const retryAfter = reply.status === 429 ? reply.headers["retry-after"] : undefined;
+  span.set({
+    "http.response.status_code": reply.status,
+    "portfolio.upstream.request_id": reply.headers["x-request-id"],
+    "portfolio.upstream.retry_after": retryAfter,
+  });
+  if (reply.status >= 400) span.fail(String(reply.status));
 }
 
 export const EXCHANGE_OPERATION = "auth_token";

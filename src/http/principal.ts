@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { UpstreamCall } from "../events.js";
+import { fromScope, inScope } from "../scope.js";
 
 /**
  * Whom an upstream request is made for, carried by the async context rather than through every
@@ -27,7 +27,7 @@ export const SERVER_PRINCIPAL = "server";
  */
 export const SIGN_IN_PRINCIPAL = "server:sign-in";
 
-const current = new AsyncLocalStorage<UpstreamCaller>();
+const CALLER = Symbol("upstream caller");
 
 /** Runs `work` with its upstream requests counted against `principal`. */
 export function asPrincipal<T>(
@@ -35,16 +35,17 @@ export function asPrincipal<T>(
   work: () => T,
   clock: () => number = Date.now,
 ): T {
-  return current.run({ principal, startedAt: clock(), calls: [] }, work);
+  const caller: UpstreamCaller = { principal, startedAt: clock(), calls: [] };
+  return inScope(CALLER, caller, work);
 }
 
 /** Notes an upstream attempt against the work it was made for, if any. */
 export function noteCall(call: UpstreamCall): void {
-  const calls = current.getStore()?.calls;
+  const calls = fromScope<UpstreamCaller>(CALLER)?.calls;
   if (calls && calls.length < CALLS_KEPT) calls.push(call);
 }
 
 /** The principal the current work runs for; null outside any (counted as the server's). */
 export function currentCaller(): UpstreamCaller | null {
-  return current.getStore() ?? null;
+  return fromScope<UpstreamCaller>(CALLER) ?? null;
 }

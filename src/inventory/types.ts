@@ -7,6 +7,7 @@ import type { Offer } from "../api/offer.js";
 import type { AppViewName } from "../apps/catalog.js";
 import type { DelegatedUser } from "../config.js";
 import type { Logger } from "../log.js";
+import type { BilledCalls } from "../writes/billed.js";
 import type { WriteDraft, WriteGate } from "../writes/gate.js";
 import type { Caller } from "../writes/intent.js";
 import type { Sealer } from "../writes/seal.js";
@@ -66,9 +67,11 @@ export interface ToolContext {
   /** Reports progress when the client asked for it (a progress token); otherwise does nothing. */
   progress(done: number, total?: number, message?: string): Promise<void>;
   /** The write gate, who is calling, and the key of confirmation tokens; absent when read-only. */
-  writes?: { gate: WriteGate; caller: Caller; sealer: Sealer };
+  writes?: { gate: WriteGate; caller: Caller; sealer: Sealer; billed: BilledCalls };
   /** What this caller is offered of the API, for the generic tools. */
   offer: Offer;
+  /** Names of operations, SPVs, operators and documents, kept a minute for every client. */
+  directory: Directory;
   /** The curated tool offered for an operation, if any: better than the generic ones. */
   toolFor(operationId: string): string | null;
 }

@@ -3,6 +3,7 @@ import { sensitivity } from "../api/offer.js";
 import { record } from "../api/response.js";
 import type { ToolContext } from "../inventory/types.js";
 import { metricAgainstThreshold } from "../toolkit/present.js";
+import { madeLately } from "../toolkit/write-tools.js";
 import { quote } from "../writes/display.js";
 import type { Preview } from "../writes/intent.js";
 
@@ -20,12 +21,21 @@ export async function longTailPreview(
   ctx: ToolContext,
 ): Promise<Omit<Preview, "recorded_as">> {
   const body = input.body && typeof input.body === "object" ? (input.body as object) : {};
+  const billable = op.contract?.billable ?? false;
+  // The same billable call, made moments ago by this caller: said before the question.
+  const lately = billable
+    ? await madeLately(ctx, { operation: op.id, ...input }, (ago, answered) =>
+        answered
+          ? `This same billable call was made ${ago}; sending it again is charged again.`
+          : `This same billable call was sent ${ago} and its answer is not known yet; sending it again may be charged twice.`,
+      )
+    : [];
   return {
     action: op.summary || op.id,
     target: await targetOf(op, input.path, body as Record<string, unknown>, ctx),
     fields: { ...shownFields(input.query), ...shownFields(body as Record<string, unknown>) },
-    billable: op.contract?.billable ?? false,
-    warnings: warningsOf(op),
+    billable,
+    warnings: [...warningsOf(op), ...lately],
   };
 }
 

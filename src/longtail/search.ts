@@ -5,14 +5,16 @@
  *
  * BM25F over six fields (id words, summary, description, parameter names, for a read the fields
  * its writes name, family) on folded, lightly stemmed words (text.ts). The query's words are
- * widened with a bilingual domain lexicon (lexicon.ts); negated words are dropped, record names
+ * widened with the portfolio's bilingual vocabulary (toolkit/vocabulary.ts, the one search_portfolio
+ * speaks too); negated words are dropped, record names
  * and the content after a colon weigh less. Its wording nudges towards reads (a question) or
  * writes (a leading verb of change), and towards lists when it names several records. An
  * operation id typed as such, or with a slip, ranks first. The index is built once; a search
  * walks only the postings of the query's terms.
  */
 import { folded } from "../fold.js";
-import { LEXICON, POLITE_CUES, READ_CUES, STOPWORDS, WRITE_VERBS } from "./lexicon.js";
+import { LEXICON } from "../toolkit/vocabulary.js";
+import { POLITE_CUES, READ_CUES, STOPWORDS, WRITE_VERBS } from "./grammar.js";
 import {
   affirmedClauses,
   affirmedWords,
@@ -127,11 +129,15 @@ function compiledLexicon(): Lexicon {
     const targets = words(target).map(stem);
     for (const synonym of synonyms.split(",")) {
       const entry = synonym.trim();
+      const stems = words(entry).map(stem);
+      // The contract's own words ("repayment schedule" in its group) are not widened to
+      // themselves: as typed, each word counts in full.
+      if (stems.join(" ") === targets.join(" ")) continue;
       if (entry.startsWith("=")) add(bySurface, folded(entry.slice(1)), targets);
-      else if (entry.includes(" ")) {
-        const stems = words(entry).map(stem);
+      // Several words ("tableau d'amortissement", "procès-verbal"): an expression.
+      else if (stems.length > 1)
         phrases.set(stems[0]!, [...(phrases.get(stems[0]!) ?? []), { stems, targets }]);
-      } else if (entry) add(byStem, stem(folded(entry)), targets);
+      else if (stems.length === 1) add(byStem, stems[0]!, targets);
     }
   }
   for (const list of phrases.values()) list.sort((a, b) => b.stems.length - a.stems.length);

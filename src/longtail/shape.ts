@@ -4,6 +4,7 @@ import { asListPage, withoutShareTokens, XLSX_MIME } from "../api/response.js";
 import type { ToolContext, ToolOutput } from "../inventory/types.js";
 import { fitToBudget, listOutput, OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
 import { previewText, summariseWorkbook } from "../toolkit/inrev.js";
+import { withNames } from "../toolkit/names.js";
 import { followUps, renderSteps, statusRead } from "../toolkit/next-steps.js";
 
 /** Files larger than this are described, not carried: a context is no place for them. */
@@ -19,7 +20,7 @@ export interface ReadAnswer {
 
 /**
  * A generic read's answer, within the same budget as the curated tools: a page becomes a table
- * of compact items with `total` and `next_offset`; a record is kept whole when it fits and its
+ * of compact items with `total` and `next_offset`, the ids of its rows named (toolkit/names.ts); a record is kept whole when it fits and its
  * longest lists are cut (with a note) when it does not; a file comes as an embedded resource.
  */
 export async function shapeAnswer(
@@ -29,7 +30,7 @@ export async function shapeAnswer(
   result: ApiResult,
   ctx: ToolContext,
 ): Promise<ToolOutput<ReadAnswer>> {
-  const answer = await shaped(op, path, query, result);
+  const answer = await shaped(op, path, query, result, ctx);
   // What to do next with what was read: the items' follow-ups, or a created job's status read.
   const next = op.contract?.creates ? statusRead(op, ctx) : followUps(op.path, ctx);
   if (next.length === 0) return answer;
@@ -45,6 +46,7 @@ async function shaped(
   path: Record<string, unknown>,
   query: Record<string, unknown>,
   result: ApiResult,
+  ctx: ToolContext,
 ): Promise<ToolOutput<ReadAnswer>> {
   const base = { operation: op.id, status: result.status };
   if (Buffer.isBuffer(result.data))
@@ -54,7 +56,11 @@ async function shaped(
     const page = asListPage(data);
     const offset = typeof query.offset === "number" ? query.offset : 0;
     const { list, text } = fitToBudget(
-      listOutput(uniformItems(page.items.map(compactItem)), page.total, offset),
+      listOutput(
+        uniformItems(await withNames(page.items.map(compactItem), ctx)),
+        page.total,
+        offset,
+      ),
       "a filter of the operation, or a smaller limit",
     );
     return { structured: { ...base, ...list }, text: `${op.id}: ${text}` };

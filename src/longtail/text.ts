@@ -3,7 +3,7 @@
  * stemmer, and a bounded edit distance for ids typed with a slip.
  */
 import { folded } from "../fold.js";
-import { NEGATIONS } from "./lexicon.js";
+import { NEGATIONS } from "./grammar.js";
 
 /** The words of a text as written (accents and case kept), numbers left out. */
 export function rawWords(text: string): string[] {

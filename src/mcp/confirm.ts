@@ -15,6 +15,7 @@ import { type ConfirmMode, confirmWays } from "../config.js";
 import { UserFacingError } from "../errors.js";
 import type { DraftTool, ToolContext } from "../inventory/types.js";
 import { neutraliseDeep } from "../neutralise.js";
+import { traced } from "../telemetry/tracing.js";
 import { settled } from "../toolkit/refusals.js";
 import { CARD_TOKEN_META, cardToken } from "../writes/card.js";
 import { describeUser, type WriteGate } from "../writes/gate.js";
@@ -238,8 +239,8 @@ async function answered(
     return outcome(
       outcomeOf(
         yes
-          ? settled(
-              context.session,
+          ? await settled(
+              context,
               await deps.gate.confirm(intent.confirmationId, caller, user, "input-required"),
             )
           : intent,
@@ -273,16 +274,22 @@ async function askInCall(
   const user = context.session.delegatedUser;
   let answer: "accept" | "decline" | "cancel";
   try {
-    const reply = await ctx.mcpReq.elicitInput(
-      { mode: "form", message: previewText(intent.preview), requestedSchema: CONFIRM_FORM },
-      { timeout: CONFIRMATION_TIMEOUT_MS },
-    );
-    answer =
-      reply.action !== "accept"
-        ? reply.action
-        : reply.content?.confirm === true
-          ? "accept"
-          : "decline";
+    // The person's time to decide, as a span of its own in the request's trace.
+    const wait = { attributes: { "portfolio.intent.id": intent.id, "portfolio.channel": "form" } };
+    answer = await traced("confirmation wait", wait, async (span) => {
+      const reply = await ctx.mcpReq.elicitInput(
+        { mode: "form", message: previewText(intent.preview), requestedSchema: CONFIRM_FORM },
+        { timeout: CONFIRMATION_TIMEOUT_MS },
+      );
+      const given =
+        reply.action !== "accept"
+          ? reply.action
+          : reply.content?.confirm === true
+            ? "accept"
+            : "decline";
+      span?.set({ "portfolio.answer": given });
+      return given;
+    });
   } catch (error) {
     // No answer, or a malformed one: that is not a yes.
     context.logger.info({ err: error, intent: intent.id }, "confirmation form not answered");
@@ -290,10 +297,7 @@ async function askInCall(
   }
   if (answer === "accept")
     return outcomeOf(
-      settled(
-        context.session,
-        await deps.gate.confirm(intent.confirmationId, caller, user, "form"),
-      ),
+      await settled(context, await deps.gate.confirm(intent.confirmationId, caller, user, "form")),
     );
   return cancelled(intent, caller, context, deps, answer === "decline", "form");
 }

@@ -121,8 +121,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     options.keys ?? Object.values(DEMO_KEYS).map((k) => structuredClone(k) as SandboxKey);
   const keys = new Map(keyList.map((k) => [k.keyId, k]));
   const clock = new Clock();
+  // The data keep to the sandbox's clock: nothing done is seeded after the moment it starts.
+  const now = clock.now();
   const state = new SandboxState(
-    buildSandboxData({ seed, today: options.today ?? new Date().toISOString().slice(0, 10) }),
+    buildSandboxData({
+      seed,
+      today: options.today ?? new Date(now).toISOString().slice(0, 10),
+      now,
+    }),
   );
   const tokens = new TokenService(keys, clock, {
     prefix: tokenPrefix,

@@ -1,6 +1,7 @@
 import { ClientClosedError, ClientOfflineError, createClient, ErrorReply } from "redis";
 import type { RedisSettings } from "../config.js";
 import type { Logger } from "../log.js";
+import { traced } from "../telemetry/tracing.js";
 
 export type RedisClient = ReturnType<typeof createClient>;
 
@@ -49,9 +50,10 @@ export interface SharedRedis {
   /**
    * Runs commands with an answer due within REDIS_ANSWER_TIMEOUT_MS; any failure to answer
    * becomes a StoreUnavailable. A command that times out may still have run on the server:
-   * callers treat its effect as unknown, never as "not done".
+   * callers treat its effect as unknown, never as "not done". `what` names the round trip in
+   * its span (a child of the request that caused it, when tracing is on).
    */
-  run<T>(work: (client: RedisClient) => Promise<T>): Promise<T>;
+  run<T>(work: (client: RedisClient) => Promise<T>, what?: string): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -106,7 +108,20 @@ export async function connectRedis(settings: RedisSettings, logger?: Logger): Pr
     prefix: settings.prefix,
     where,
     key: (name) => `${settings.prefix}${name}`,
-    run: (work) => bounded(work(client), where),
+    run: (work, what = "command") =>
+      traced(
+        `redis ${what}`,
+        {
+          kind: "client",
+          childOnly: true,
+          attributes: {
+            "db.system.name": "redis",
+            "db.operation.name": what,
+            "server.address": where,
+          },
+        },
+        () => bounded(work(client), where),
+      ),
     close: async () => {
       if (client.isOpen) await client.close();
     },

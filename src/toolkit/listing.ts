@@ -6,6 +6,7 @@ import type { ToolContext } from "../inventory/types.js";
 export { folded } from "../fold.js";
 
 import { type Fitted, fitToBudget, type ListOutput, listOutput } from "./budget.js";
+import { withNames } from "./names.js";
 
 /** Bounds of an `all_pages` walk: enough for a whole portfolio, never unbounded. */
 export const WALK_MAX_PAGES = 25;
@@ -25,7 +26,7 @@ interface ListCall<T extends object> {
   keep?: (raw: unknown) => boolean;
 }
 
-/** One page, projected and fitted to the budget. */
+/** One page, projected, its ids named (toolkit/names.ts) and fitted to the budget. */
 export async function listPage<T extends object>(
   call: ListCall<T>,
   ctx: ToolContext,
@@ -35,7 +36,11 @@ export async function listPage<T extends object>(
   const { keep } = call;
   const items = keep ? page.items.filter((raw) => keep(raw)) : page.items;
   return fitToBudget(
-    listOutput(items.map(call.present), keep ? items.length : page.total, offset),
+    listOutput(
+      await withNames(items.map(call.present), ctx),
+      keep ? items.length : page.total,
+      offset,
+    ),
     call.narrowHint,
     call.budget,
   );
@@ -71,7 +76,7 @@ export async function walkPages<T extends object>(
     offset += page.items.length;
     if (page.items.length === 0 || offset >= total) break;
   }
-  const items = [...seen.values()];
+  const items = await withNames([...seen.values()], ctx);
   const complete = offset >= total;
   const out: ListOutput<T> = { items, total, offset: start, next_offset: complete ? null : offset };
   if (!complete)
@@ -111,7 +116,7 @@ export async function filteredPage<T extends object>(
   }
   const found = [...matches.values()];
   const out = listOutput(
-    found.slice(page.offset, page.offset + page.limit),
+    await withNames(found.slice(page.offset, page.offset + page.limit), ctx),
     found.length,
     page.offset,
   );

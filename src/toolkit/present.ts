@@ -20,6 +20,8 @@ const texts = (value: unknown): string[] | null =>
 const Text = z.string().nullable();
 const Decimal = z.union([z.string(), z.number()]).nullable();
 const Flag = z.boolean().nullable();
+/** The name beside an id, filled by the listing from the server's directory (toolkit/names.ts). */
+const NAMED = "The name of the record the id points to; null when not known.";
 
 /** Clips long free text in lists; the detail tools return it whole. */
 function clip(value: unknown, max: number): string | null {
@@ -33,6 +35,7 @@ export const operationItem = z.object({
   status: Text,
   phase: Text,
   spv_id: Text,
+  spv_name: Text.describe(NAMED),
   classe_actif: Text,
   statut_interne: Text,
   montant_engage: Decimal.describe("From financial_summary; decimal kept as the API wrote it."),
@@ -51,6 +54,7 @@ export function presentOperation(raw: unknown): z.output<typeof operationItem> {
     status: text(o.status),
     phase: text(o.phase),
     spv_id: text(o.spv_id),
+    spv_name: text(o.spv_name),
     classe_actif: text(o.classe_actif),
     statut_interne: text(o.statut_interne),
     montant_engage: decimal(finance.montant_engage),
@@ -68,6 +72,7 @@ export const dealItem = z.object({
   classe_actif: Text,
   operateur_id: Text,
   operation_id: Text,
+  operation_name: Text.describe(NAMED),
   responsable: Text,
   date_sourcing: Text,
   date_closing_prevue: Text,
@@ -83,6 +88,7 @@ export function presentDeal(raw: unknown): z.output<typeof dealItem> {
     classe_actif: text(d.classe_actif),
     operateur_id: text(d.operateur_id),
     operation_id: text(d.operation_id),
+    operation_name: text(d.operation_name),
     responsable: text(d.responsable),
     date_sourcing: text(d.date_sourcing),
     date_closing_prevue: text(d.date_closing_prevue),
@@ -141,7 +147,9 @@ export const calendarItem = z.object({
   event_type: Text,
   title: Text,
   operation_id: Text,
+  operation_name: Text.describe(NAMED),
   spv_id: Text,
+  spv_name: Text.describe(NAMED),
   source: Text,
   proposal: z
     .boolean()
@@ -166,7 +174,9 @@ export function presentCalendarEvent(raw: unknown): z.output<typeof calendarItem
     event_type: text(e.event_type),
     title: text(e.title),
     operation_id: text(e.operation_id),
+    operation_name: text(e.operation_name),
     spv_id: text(e.spv_id),
+    spv_name: text(e.spv_name),
     source: text(e.source),
     proposal: isProposal(e),
     accepted: flag(e.accepted),
@@ -295,6 +305,7 @@ export const alerts = projection({
   severity: "text",
   status: "text",
   operation_id: "text",
+  operation_name: { schema: Text.describe(NAMED), read: (a) => text(a.operation_name) },
   metric: {
     schema: metric,
     read: (a) => {
@@ -328,6 +339,8 @@ export const timelineEvents = projection({
   },
 });
 
+const size = z.int().nullable().describe("In bytes.");
+
 export const searchHits = projection({
   type: "text",
   title: "text",
@@ -337,6 +350,16 @@ export const searchHits = projection({
   score: {
     schema: z.number().nullable(),
     read: (h) => (typeof h.score === "number" && Number.isFinite(h.score) ? h.score : null),
+  },
+  // A document's, for the person to tell one file from another; null for other records.
+  document_date: {
+    schema: Text.describe("A document's date; null for other records."),
+    read: (h) => text(h.document_date),
+  },
+  content_type: "text",
+  size_bytes: {
+    schema: size,
+    read: (h) => (Number.isSafeInteger(h.size_bytes) ? (h.size_bytes as number) : null),
   },
 });
 

@@ -1,4 +1,5 @@
-import type { SessionContext } from "../inventory/types.js";
+import type { SessionContext, ToolContext } from "../inventory/types.js";
+import { rememberBilled } from "../writes/billed.js";
 import type { Intent } from "../writes/intent.js";
 
 /**
@@ -36,12 +37,15 @@ export function refusalsOf(session: SessionContext): ReadonlyMap<string, string>
 }
 
 /**
- * A confirmed write the API refused for a reason only it knew (a route or IP restriction, rights,
- * a key narrowed since its export): remembered like a refused read, then handed back.
+ * A confirmed write, once the gate settled it, handed back after what it teaches is remembered:
+ * a refusal only the API could know (a route or IP restriction, rights, a key narrowed since its
+ * export), like a refused read; a billable call sent, for the next draft of the same call to say
+ * so (writes/billed.ts).
  */
-export function settled(session: SessionContext, intent: Intent): Intent {
+export async function settled(ctx: ToolContext, intent: Intent): Promise<Intent> {
   const error = intent.error;
   if (intent.state === "failed" && error && onlyTheApiKnew(error))
-    rememberRefusal(session, intent.operation, error.message);
+    rememberRefusal(ctx.session, intent.operation, error.message);
+  if (ctx.writes) await rememberBilled(ctx.writes.billed, intent, ctx.logger);
   return intent;
 }

@@ -1,5 +1,6 @@
 import type { OperationId } from "../api/catalogue.js";
 import type { ToolAnnotations, ToolContext } from "../inventory/types.js";
+import { type BilledRequest, billedLately } from "../writes/billed.js";
 
 /** What write tools share: their usual hints, and the reads their previews need. */
 
@@ -23,4 +24,23 @@ export async function lookUp(ctx: ToolContext, id: OperationId, input: object): 
       delegatedUser: ctx.session.delegatedUser,
     })
   ).data;
+}
+
+/**
+ * The warning a billable draft carries when this caller made the same call within the hour
+ * ("resolved 2 minutes ago"), so that nobody pays twice by accident; none otherwise.
+ * `said` words it: the time since, and whether the API answered.
+ */
+export async function madeLately(
+  ctx: ToolContext,
+  request: Omit<BilledRequest, "client" | "delegatedUser">,
+  said: (ago: string, answered: boolean) => string,
+): Promise<string[]> {
+  if (!ctx.writes) return [];
+  const lately = await billedLately(
+    ctx.writes.billed,
+    { ...request, client: ctx.writes.caller.client, delegatedUser: ctx.session.delegatedUser },
+    ctx.logger,
+  );
+  return lately ? [said(lately.ago, lately.state === "succeeded")] : [];
 }

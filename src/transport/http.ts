@@ -10,8 +10,8 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Observer } from "../events.js";
 import type { Logger } from "../log.js";
-import type { Metrics } from "../metrics.js";
 import type { Verdict } from "../readiness.js";
+import type { Metrics } from "../telemetry/metrics.js";
 import { Authenticator, type OAuthAccess } from "./authenticate.js";
 import type { ClientRegistry, Principal } from "./clients.js";
 import { ConnectionLimits } from "./connections.js";
@@ -23,7 +23,7 @@ import { json, reply, rpcError } from "./replies.js";
 import { Sessions } from "./sessions.js";
 
 export interface HttpOptions {
-  /** Told of every refused sign-in (the audit trail). */
+  /** Told of every refused sign-in (the audit trail, the metrics). */
   observer?: Observer;
   host: string;
   port: number;
@@ -104,12 +104,8 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     logger: options.logger,
   });
   const countRequest = options.metrics.counter(
-    "portfolio_mcp_http_requests_total",
+    "portfolio_mcp_http_requests",
     "HTTP requests answered, by status.",
-  );
-  const refusals = options.metrics.counter(
-    "portfolio_mcp_auth_refusals_total",
-    "Requests refused at authentication, by reason (never by user).",
   );
   const auth = new Authenticator(options.clients, options.oauth?.access ?? null, options.logger);
   const isWriteTool = options.isWriteTool ?? (() => false);
@@ -129,7 +125,7 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
 
   const connections = options.connections ?? CONNECTIONS;
   const limited = options.metrics.counter(
-    "portfolio_mcp_connections_limited_total",
+    "portfolio_mcp_connections_limited",
     "Sockets closed (idle) or refused to keep within the per-peer and total caps, by cap and action.",
   );
   let limitLoggedAt = Number.NEGATIVE_INFINITY;
@@ -191,9 +187,8 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
       );
     }
     if (req.method === "GET" && path === "/metrics") {
-      res
-        .writeHead(200, { "Content-Type": "text/plain; version=0.0.4" })
-        .end(options.metrics.render());
+      const text = await options.metrics.render();
+      res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" }).end(text);
       return;
     }
     // RFC 9728: how to sign in, for anyone who asks (no token), at both well-known addresses.
@@ -209,7 +204,6 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
 
     const outcome = await auth.authenticate(req.headers.authorization);
     if (!outcome.ok) {
-      refusals({ reason: outcome.reason });
       options.observer?.signInRefused?.({
         reason: outcome.reason,
         status: outcome.status,
@@ -274,7 +268,6 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     // before any server sees it, whatever the session was opened with.
     const writing = principal.oauth?.lacksWriteScope && callsTool(body, isWriteTool);
     if (writing) {
-      refusals({ reason: "scope" });
       options.observer?.signInRefused?.({
         reason: "scope",
         status: 403,

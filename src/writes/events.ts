@@ -1,4 +1,5 @@
 import type { WriteEvent } from "../events.js";
+import { traceIdOf } from "../telemetry/tracing.js";
 import { describeUser } from "./describe-user.js";
 import type { Intent } from "./intent.js";
 
@@ -23,6 +24,6 @@ export function writeEvent(
     delegatedUser: describeUser(intent.delegatedUser),
     session: intent.caller.sessionId,
     era: null,
-    traceId: null,
+    traceId: traceIdOf(intent.trace),
   };
 }

@@ -11,6 +11,7 @@ import { asPrincipal } from "../http/principal.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
 import { StoreUnavailable } from "../state/redis.js";
+import { activeTraceparent, traced } from "../telemetry/tracing.js";
 import { confirmationIdOf, idOf } from "./confirmation-id.js";
 import { describeUser } from "./describe-user.js";
 import { capped, flatten, neutralise, SHOWN_VALUE_MAX } from "./display.js";
@@ -315,6 +316,7 @@ export class WriteGate {
       attempts: 0,
       result: null,
       error: null,
+      ...traceOf(activeTraceparent()),
     };
     const stored = await this.persist(intent);
     this.tell("draft", stored, "drafted");
@@ -605,16 +607,31 @@ export class WriteGate {
       Math.max(100, Math.floor(lease.ms / 3)),
     );
     heartbeat.unref();
+    // In the draft's trace, on whichever replica (or run) sends it; linked to the request that
+    // confirmed it, when that is another request.
+    const confirming = activeTraceparent();
+    const span = {
+      parent: intent.trace,
+      links: confirming !== intent.trace ? [confirming] : [],
+      attributes: {
+        "portfolio.intent.id": intent.id,
+        "portfolio.operation.id": intent.operation,
+        "portfolio.delivery.attempt": intent.attempts,
+        "portfolio.recovery": this.recovering.has(intent.id),
+      },
+    };
     try {
-      const result = await this.options.api.send(
-        this.routeOf(intent),
-        { path: intent.path, query: intent.query, body: intent.body },
-        {
-          idempotencyKey: intent.idempotencyKey,
-          delegatedUser: intent.delegatedUser,
-          // Checked when it was drafted; what the person approved is sent as it is.
-          prevalidated: true,
-        },
+      const result = await traced("write delivery", span, () =>
+        this.options.api.send(
+          this.routeOf(intent),
+          { path: intent.path, query: intent.query, body: intent.body },
+          {
+            idempotencyKey: intent.idempotencyKey,
+            delegatedUser: intent.delegatedUser,
+            // Checked when it was drafted; what the person approved is sent as it is.
+            prevalidated: true,
+          },
+        ),
       );
       current = {
         ...current,
@@ -908,6 +925,11 @@ const CHANNEL_WORDS: Record<Channel, string> = {
   card: "in the confirmation card shown with the draft",
   "two-step": "in the chat (confirm_write or cancel_write)",
 };
+
+/** The draft's trace context, kept with the intent (and so covered by its MAC). */
+function traceOf(traceparent: string | null): Pick<Intent, "trace"> {
+  return traceparent ? { trace: traceparent } : {};
+}
 
 /** A draft that will never be sent: its body and field values go, its digest stays. */
 function unsent(intent: Intent, state: "cancelled" | "expired"): Intent {

@@ -104,6 +104,11 @@ export interface Intent {
   result: unknown;
   error: { code: string; message: string; status?: number; reasonCode?: string } | null;
   /**
+   * The W3C traceparent of the request that drafted it (tracing on): the delivery continues that
+   * trace on whichever replica sends it, so the draft and the send show as one trace.
+   */
+  trace?: string;
+  /**
    * HMAC-SHA256 of everything above but the revision, under a key derived from the state
    * secret: set by the store on every write, checked on every read (src/writes/intent-mac.ts).
    */

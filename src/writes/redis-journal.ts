@@ -160,13 +160,14 @@ export class RedisJournal implements IntentStore {
 
   /** The confirmed writes not finished yet (sending, uncertain): what a start must finish. */
   async load(): Promise<Intent[]> {
-    const ids = await this.redis.run((c) => c.zRange(this.open, 0, -1));
+    const ids = await this.redis.run((c) => c.zRange(this.open, 0, -1), "journal.load");
     return this.readAll(ids);
   }
 
   async abandoned(): Promise<Intent[]> {
-    const ids = (await this.redis.run((c) =>
-      c.eval(LAPSED, { keys: [this.open], arguments: [String(ABANDONED_BATCH)] }),
+    const ids = (await this.redis.run(
+      (c) => c.eval(LAPSED, { keys: [this.open], arguments: [String(ABANDONED_BATCH)] }),
+      "journal.abandoned",
     )) as string[];
     return (await this.readAll(ids)).filter((i) => i.state === "sending");
   }
@@ -174,7 +175,7 @@ export class RedisJournal implements IntentStore {
   /** The intent, null when there is none; a damaged one is quarantined and thrown. */
   async read(id: string): Promise<Intent | null> {
     if (!ID_PATTERN.test(id)) return null;
-    const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)));
+    const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)), "journal.read");
     if (stored.doc === undefined) {
       // Set aside earlier (by this replica or another): damaged, not unknown.
       if (await this.inQuarantine(id)) throw new DamagedIntent(id, SET_ASIDE);
@@ -188,30 +189,34 @@ export class RedisJournal implements IntentStore {
 
   async save(intent: Intent): Promise<void> {
     this.checkId(intent.id);
-    await this.redis.run((c) =>
-      c.eval(SAVE, {
-        keys: [this.intentKey(intent.id), this.open],
-        arguments: [this.document(intent), intent.id, openMode(intent), String(ttlMs(intent))],
-      }),
+    await this.redis.run(
+      (c) =>
+        c.eval(SAVE, {
+          keys: [this.intentKey(intent.id), this.open],
+          arguments: [this.document(intent), intent.id, openMode(intent), String(ttlMs(intent))],
+        }),
+      "journal.save",
     );
   }
 
   async replace(next: Intent, expected: number, lease?: DeliveryLease): Promise<Intent | null> {
     this.checkId(next.id);
     const rev = Number(
-      await this.redis.run((c) =>
-        c.eval(REPLACE, {
-          keys: [this.intentKey(next.id), this.leaseKey(next.id), this.open],
-          arguments: [
-            this.document(next),
-            String(expected),
-            lease?.owner ?? "",
-            String(lease?.ms ?? 0),
-            next.id,
-            openMode(next, lease),
-            String(ttlMs(next)),
-          ],
-        }),
+      await this.redis.run(
+        (c) =>
+          c.eval(REPLACE, {
+            keys: [this.intentKey(next.id), this.leaseKey(next.id), this.open],
+            arguments: [
+              this.document(next),
+              String(expected),
+              lease?.owner ?? "",
+              String(lease?.ms ?? 0),
+              next.id,
+              openMode(next, lease),
+              String(ttlMs(next)),
+            ],
+          }),
+        "journal.replace",
       ),
     );
     return rev > 0 ? { ...next, revision: rev } : null;
@@ -220,22 +225,26 @@ export class RedisJournal implements IntentStore {
   async settle(next: Intent, owner: string): Promise<Intent | null> {
     this.checkId(next.id);
     const rev = Number(
-      await this.redis.run((c) =>
-        c.eval(SETTLE, {
-          keys: [this.intentKey(next.id), this.leaseKey(next.id), this.open],
-          arguments: [this.document(next), owner, next.id, openMode(next), String(ttlMs(next))],
-        }),
+      await this.redis.run(
+        (c) =>
+          c.eval(SETTLE, {
+            keys: [this.intentKey(next.id), this.leaseKey(next.id), this.open],
+            arguments: [this.document(next), owner, next.id, openMode(next), String(ttlMs(next))],
+          }),
+        "journal.settle",
       ),
     );
     return rev > 0 ? { ...next, revision: rev } : null;
   }
 
   async renew(id: string, lease: DeliveryLease): Promise<boolean> {
-    const held = await this.redis.run((c) =>
-      c.eval(RENEW, {
-        keys: [this.leaseKey(id), this.open],
-        arguments: [lease.owner, String(lease.ms), id],
-      }),
+    const held = await this.redis.run(
+      (c) =>
+        c.eval(RENEW, {
+          keys: [this.leaseKey(id), this.open],
+          arguments: [lease.owner, String(lease.ms), id],
+        }),
+      "journal.renew",
     );
     return Number(held) === 1;
   }
@@ -243,40 +252,46 @@ export class RedisJournal implements IntentStore {
   async relinquish(id: string, owner: string): Promise<void> {
     // Sent after the claim on the same connection, so Redis runs it after the claim, whatever
     // became of the claim's answer. Its own answer may be slow too: it is not waited for long.
-    await this.redis.run((c) =>
-      c.eval(RELINQUISH, { keys: [this.leaseKey(id), this.open], arguments: [owner, id] }),
+    await this.redis.run(
+      (c) => c.eval(RELINQUISH, { keys: [this.leaseKey(id), this.open], arguments: [owner, id] }),
+      "journal.relinquish",
     );
   }
 
   async remove(id: string): Promise<void> {
     if (!ID_PATTERN.test(id)) return;
-    await this.redis.run((c) =>
-      c
-        .multi()
-        .del([this.intentKey(id), this.leaseKey(id)])
-        .zRem(this.open, id)
-        .exec(),
+    await this.redis.run(
+      (c) =>
+        c
+          .multi()
+          .del([this.intentKey(id), this.leaseKey(id)])
+          .zRem(this.open, id)
+          .exec(),
+      "journal.remove",
     );
   }
 
   private async inQuarantine(id: string): Promise<boolean> {
     const key = this.redis.key("intents-quarantine");
-    const found = await this.redis.run((c) => c.hScan(key, "0", { MATCH: `${id}.*`, COUNT: 1000 }));
+    const found = await this.redis.run(
+      (c) => c.hScan(key, "0", { MATCH: `${id}.*`, COUNT: 1000 }),
+      "journal.quarantine",
+    );
     return found.entries.length > 0;
   }
 
   /** The process that holds an intent's delivery lease, if any (for tests and doctor). */
   async leaseHolder(id: string): Promise<string | null> {
-    return this.redis.run((c) => c.get(this.leaseKey(id)));
+    return this.redis.run((c) => c.get(this.leaseKey(id)), "journal.lease");
   }
 
   /** The intents of these ids; damaged ones go to quarantine, vanished ones leave the index. */
   private async readAll(ids: string[]): Promise<Intent[]> {
     const intents: Intent[] = [];
     for (const id of ids) {
-      const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)));
+      const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)), "journal.read");
       if (stored.doc === undefined) {
-        await this.redis.run((c) => c.zRem(this.open, id)); // removed meanwhile
+        await this.redis.run((c) => c.zRem(this.open, id), "journal.forget"); // removed meanwhile
         continue;
       }
       const intent = this.trusted(id, stored);
@@ -311,16 +326,18 @@ export class RedisJournal implements IntentStore {
       return otherSecret;
     }
     const aside = `${id}.${Date.now()}`;
-    const moved = await this.redis.run((c) =>
-      c.eval(QUARANTINE, {
-        keys: [
-          this.intentKey(id),
-          this.leaseKey(id),
-          this.open,
-          this.redis.key("intents-quarantine"),
-        ],
-        arguments: [doc, id, aside],
-      }),
+    const moved = await this.redis.run(
+      (c) =>
+        c.eval(QUARANTINE, {
+          keys: [
+            this.intentKey(id),
+            this.leaseKey(id),
+            this.open,
+            this.redis.key("intents-quarantine"),
+          ],
+          arguments: [doc, id, aside],
+        }),
+      "journal.quarantine",
     );
     if (Number(moved) !== 1) return null; // another replica moved it first, or it changed
     this.quarantined++;

@@ -14,6 +14,7 @@ import type { ApiSettings, ConfirmMode } from "../../src/config.js";
 import { deliverability } from "../../src/inventory/deliverable.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
+import type { BilledCalls } from "../../src/writes/billed.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { FileJournal } from "../../src/writes/journal.js";
 import { Sealer } from "../../src/writes/seal.js";
@@ -53,6 +54,8 @@ export interface InMemoryOptions {
   allowSensitive?: string[];
   /** Declare the MCP Apps extension (the client renders ui:// views). */
   apps?: boolean;
+  /** Where billable calls made lately are kept (a fleet's Redis); default: this process. */
+  billed?: BilledCalls;
 }
 
 /**
@@ -96,6 +99,7 @@ export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions
           ? {
               gate,
               mode: options.writes.mode ?? "auto",
+              billed: options.billed,
               sealer: await Sealer.open(stateDir ?? mkdtempSync(join(tmpdir(), "seal-")), null),
             }
           : undefined,

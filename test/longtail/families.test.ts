@@ -1,6 +1,7 @@
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Operation } from "../../src/api/catalogue.js";
+import { DIRECTORY_REQUEST_PREFIX } from "../../src/api/directory.js";
 import type { RequestLogEntry } from "../../src/sandbox/index.js";
 import { contractRoutes } from "../helpers/api.js";
 import { connectInMemory, type InMemoryOptions } from "../helpers/mcp.js";
@@ -348,7 +349,16 @@ const expectedPath = (op: Operation, path: Record<string, unknown> = {}) =>
   basePath + op.path.replace(/\{([^{}]+)\}/g, (_, name) => encodeURIComponent(String(path[name])));
 const asQuery = (query: Record<string, unknown> = {}) =>
   Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)]));
-const business = (entries: RequestLogEntry[]) => entries.filter((e) => e.routeId !== "auth_token");
+/**
+ * What a step asked of the API: neither the token exchange nor the directory's walks (the names
+ * lists show beside ids, read once a minute for every client, toolkit/names.ts).
+ */
+const business = (entries: RequestLogEntry[]) =>
+  entries.filter(
+    (e) =>
+      e.routeId !== "auth_token" &&
+      !e.headers["x-request-id"]?.startsWith(DIRECTORY_REQUEST_PREFIX),
+  );
 
 /** The one request a step sent to its route: right method and path, answered 2xx. */
 function theOneRequest(op: Operation, input: Input, since: number): RequestLogEntry {

@@ -75,6 +75,8 @@ describe("list_alerts", () => {
       severity: seeded.severity,
       status: seeded.status,
       operation_id: seeded.operation_id,
+      // Named from the server's directory, not from a read per alert.
+      operation_name: data().operations.find((o) => o.id === seeded.operation_id)?.name,
       metric: seeded.metric,
       description: seeded.description,
       due_date: seeded.due_date,

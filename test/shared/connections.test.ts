@@ -4,8 +4,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
-import { Metrics } from "../../src/metrics.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { openMetrics } from "../../src/telemetry/meter.js";
 import { ClientRegistry } from "../../src/transport/clients.js";
 import { peerOf } from "../../src/transport/connections.js";
 import { serveHttp } from "../../src/transport/http.js";
@@ -92,7 +92,12 @@ async function endpoint(
     connections?: { headersTimeoutMs: number; checkEveryMs: number; max: number };
   } = {},
 ) {
-  const metrics = new Metrics();
+  const metrics = await openMetrics({
+    metrics: null,
+    serviceName: "connections-test",
+    instance: "test",
+    metricIntervalMs: 60_000,
+  });
   const inReady = { count: 0 };
   const http = await serveHttp({
     host: "127.0.0.1",
@@ -163,7 +168,7 @@ describe("the per-peer and total caps", () => {
       const deadline = Date.now() + 3_000;
       while (a.open() > 3 && Date.now() < deadline) await sleep(20);
       expect([a.open(), b.open()]).toEqual([3, 2]);
-      expect(metrics.render()).toContain(
+      expect(await metrics.render()).toContain(
         'portfolio_mcp_connections_limited_total{cap="total",action="closed_idle"} 1',
       );
     } finally {
@@ -183,7 +188,7 @@ describe("the per-peer and total caps", () => {
     try {
       while (inReady.count < 4) await sleep(10); // four sockets from 127.0.0.1, each busy
       await expect(healthz(http.port)).rejects.toThrow(/ECONNRESET|socket hang up/);
-      expect(metrics.render()).toContain(
+      expect(await metrics.render()).toContain(
         'portfolio_mcp_connections_limited_total{cap="peer",action="refused"} 1',
       );
       for (const reply of await Promise.all(busy)) expect(reply.status).toBe(200);

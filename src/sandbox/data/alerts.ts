@@ -1,8 +1,10 @@
+import { frenchDate, frenchEuros } from "../french.js";
 import type { Alert, AlertMove, AlertStatus, Notification, Severity } from "../models/alerts.js";
 import type { CalendarEvent } from "../models/calendar.js";
 import type { Operation } from "../models/operations.js";
 import { DEMO_USERS, type DemoData } from "./demo.js";
 import type { FamilySeed, SeedContext } from "./index.js";
+import { lineTotal, type RepaymentsData, unpaidInterestLine } from "./repayments.js";
 import { CLOSED_OPERATION_STATUSES } from "./taxonomies.js";
 
 export interface AlertsData {
@@ -58,6 +60,10 @@ export const seedAlerts: FamilySeed<AlertsData> = {
   seed(data, context) {
     const { random, at, today } = context;
     const byId = new Map(data.operations.map((o) => [o.id, o]));
+    const scheduleOf = (operationId: string) =>
+      (data as Partial<RepaymentsData>).repaymentSchedules?.find(
+        (s) => s.operation_id === operationId,
+      )?.lines ?? [];
     const alerts: Alert[] = [];
     const seen = new Map<string, Alert>();
     const add = (draft: Draft): Alert => {
@@ -78,17 +84,24 @@ export const seedAlerts: FamilySeed<AlertsData> = {
       const operation = notification.operation_id ? byId.get(notification.operation_id) : undefined;
       if (!kind || !operation) continue;
       const ltv = Number(operation.kpi_snapshot.ltv);
+      // Late interest: the schedule's line left unpaid (repayments.ts), by its date and amount.
+      const unpaid =
+        kind.type === "late_interest_payment"
+          ? unpaidInterestLine(scheduleOf(operation.id), today)
+          : undefined;
       const alert = add({
         type: kind.type,
         severity: kind.severity,
         title: notification.title,
-        description: null,
+        description: unpaid
+          ? `Intérêts de l'échéance du ${frenchDate(unpaid.due_date)} impayés ; ${frenchEuros(lineTotal(unpaid))} restent dus.`
+          : null,
         operation,
         metric:
           kind.type === "ltv_breach" && Number.isFinite(ltv)
             ? ltvMetric(ltv, Math.max(1, Math.floor(ltv) - random.int(1, 4)))
             : null,
-        dueDate: null,
+        dueDate: unpaid?.due_date ?? null,
         detectedAt: notification.created_at,
         status: notification.read ? random.pick(["acknowledged", "resolved"] as const) : "open",
       });
@@ -143,16 +156,21 @@ export const seedAlerts: FamilySeed<AlertsData> = {
       }
     }
 
-    // 3. Repayments past their maturity with an outstanding amount.
+    // 3. Repayments past their maturity with an outstanding amount: what the schedule's final
+    // line asks (principal and last interest), as the schedule and the timeline say it.
     for (const operation of live) {
       const maturity = operation.financial_summary.date_echeance;
       const outstanding = Number(operation.financial_summary.encours);
       if (typeof maturity !== "string" || maturity >= today || !(outstanding > 0)) continue;
+      const final = scheduleOf(operation.id).find(
+        (l) => l.kind === "remboursement_final" && l.due_date === maturity,
+      );
+      const due = final ? lineTotal(final) : String(operation.financial_summary.encours);
       add({
         type: "late_repayment",
         severity: "critical",
         title: `Remboursement en retard – ${operation.name}`,
-        description: `Échéance du ${maturity} dépassée ; ${operation.financial_summary.encours} EUR restent dus.`,
+        description: `Échéance du ${frenchDate(maturity)} impayée ; ${frenchEuros(due)} restent dus.`,
         operation,
         metric: null,
         dueDate: maturity,

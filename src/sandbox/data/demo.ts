@@ -57,14 +57,19 @@ export interface DemoOptions {
   seed: string;
   /** The business date the data is centred on (YYYY-MM-DD), so "due this month" means something. */
   today: string;
+  /**
+   * The sandbox clock's now when the data is built (ms since the epoch; default: the machine's):
+   * nothing done is seeded after it. Tests set it to build a day at any hour.
+   */
+  now?: number;
 }
 
 const DAY_MS = 86_400_000;
 
 /** Builds the whole demo data set. Pure: depends only on its options. */
-export function buildDemoData({ seed, today }: DemoOptions): DemoData {
+export function buildDemoData({ seed, today, now }: DemoOptions): DemoData {
   const rng = new Random(seed);
-  const { at, day } = demoDates(today);
+  const { at, day, past } = demoDates(today, now);
   const money = (euros: number) => euros.toFixed(2);
   const person = () => `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
   const sirenFrom = () => withCheckDigit(String(rng.int(30_000_000, 99_999_999)));
@@ -134,7 +139,7 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
   const notes = buildNotes(rng, at, operations, users);
   // The rest of the team joins after the draws that pick among users, so that nothing moves.
   users.push(...buildColleagues(at));
-  const notifications = buildNotifications(rng, at, operations);
+  const notifications = buildNotifications(rng, at, past, operations);
   const { savedViews, dashboards } = buildUserObjects(rng, at, spvs);
   const { recommendations, workflows } = buildWorkflows(rng, at, operations);
 
@@ -183,13 +188,17 @@ export function buildDemoData({ seed, today }: DemoOptions): DemoData {
 
 export type At = (days: number, minutes?: number) => string;
 export type Day = (days: number) => string;
+/** An instant of something already done, no later than the sandbox's clock. */
+export type Past = (instant: string) => string;
 
 /**
  * Dates relative to `today` at 09:00 UTC: `at(-3, 30)` is three days ago at 09:30. What happened
  * today never happens after the sandbox's clock: on the real today, before 09:00, an instant of
  * today that would still be ahead is a minute ago instead (a login, a detection, a read).
+ * `past` holds any other instant of something done (a document filed a few days after its date,
+ * a payment recorded the morning after its value date) to the same bound, and to today.
  */
-export function demoDates(today: string, now = Date.now()): { at: At; day: Day } {
+export function demoDates(today: string, now = Date.now()): { at: At; day: Day; past: Past } {
   const t0 = Date.parse(`${today}T09:00:00.000Z`);
   if (Number.isNaN(t0)) throw new Error(`today must be a date (YYYY-MM-DD), got ${today}`);
   const latest = new Date(now).toISOString().slice(0, 10) === today ? now - 60_000 : Infinity;
@@ -197,7 +206,10 @@ export function demoDates(today: string, now = Date.now()): { at: At; day: Day }
     const instant = t0 + days * DAY_MS + minutes * 60_000;
     return new Date(days <= 0 ? Math.min(instant, latest) : instant).toISOString();
   };
-  return { at, day: (days) => at(days).slice(0, 10) };
+  const endOfToday = Date.parse(`${today}T23:59:00.000Z`);
+  const past = (instant: string) =>
+    new Date(Math.min(Date.parse(instant), latest, endOfToday)).toISOString();
+  return { at, day: (days) => at(days).slice(0, 10), past };
 }
 
 function buildOperators(
@@ -665,21 +677,36 @@ function buildNotes(rng: Random, at: At, operations: Operation[], users: User[])
         text,
         category,
         created_at: at(written, 30),
-        updated_at: at(written + (resolved ? 7 : 0), 30),
+        updated_at: at(resolved ? Math.min(written + 7, 0) : written, 30),
         description_i18n: imported ? { fr: text, en: "Imported follow-up note." } : null,
         source_created_at: imported ? at(written - 1) : null,
         source_updated_at: imported ? at(written - 1, 90) : null,
         is_resolved: resolved,
         resolved_by: resolved ? author.id : null,
-        resolved_at: resolved ? at(written + 7) : null,
+        resolved_at: resolved ? at(Math.min(written + 7, 0)) : null,
       });
     }
   }
   return notes;
 }
 
-function buildNotifications(rng: Random, at: At, operations: Operation[]): Notification[] {
+function buildNotifications(
+  rng: Random,
+  at: At,
+  past: Past,
+  operations: Operation[],
+): Notification[] {
   const watched = operations.filter((o) => o.statut_interne !== "nominal");
+  // Interest can be late only where funds were drawn and a quarter's interest fell due.
+  const drawn = (o: Operation) => {
+    const invested = o.financial_summary.date_investissement;
+    return (
+      Number(o.financial_summary.montant_appele) > 0 &&
+      typeof invested === "string" &&
+      invested < at(-95).slice(0, 10)
+    );
+  };
+  const owing = watched.filter(drawn);
   const templates = [
     ["critical", "Covenant LTV dépassé"],
     ["critical", "Retard de paiement des intérêts"],
@@ -690,7 +717,8 @@ function buildNotifications(rng: Random, at: At, operations: Operation[]): Notif
   ] as const;
   return Array.from({ length: 18 }, (_, i) => {
     const [severity, title] = templates[i % templates.length] as (typeof templates)[number];
-    const operation = rng.pick(watched.length > 0 ? watched : operations);
+    const pool = title === "Retard de paiement des intérêts" && owing.length > 0 ? owing : watched;
+    const operation = rng.pick(pool.length > 0 ? pool : operations);
     const id = rng.uuid();
     const read = i >= 12 || (severity === "info" && rng.chance(0.5));
     const createdAt = at(-rng.int(0, 30), rng.int(0, 600));
@@ -700,9 +728,7 @@ function buildNotifications(rng: Random, at: At, operations: Operation[]): Notif
       severity,
       read,
       // Read two hours after it arrived; the alerts' seed links notifications to alerts.
-      read_at: read
-        ? new Date(Math.min(Date.parse(createdAt) + 7_200_000, Date.now() - 60_000)).toISOString()
-        : null,
+      read_at: read ? past(new Date(Date.parse(createdAt) + 7_200_000).toISOString()) : null,
       operation_id: operation.id,
       alert_id: null,
       created_at: createdAt,

@@ -298,10 +298,17 @@ function seedDatarooms(
   return [refinancing, sale, litigation];
 }
 
-function buildDocument(draft: Draft, index: number, { random, at }: SeedContext): StoredDocument {
+function buildDocument(
+  draft: Draft,
+  index: number,
+  { random, at, past }: SeedContext,
+): StoredDocument {
   const id = random.uuid();
+  // Filed a few days after its date, during office hours; a recent one no later than now.
   const created = draft.documentDate
-    ? `${addDays(draft.documentDate, random.int(1, 4))}T${String(random.int(8, 18)).padStart(2, "0")}:${String(random.int(0, 59)).padStart(2, "0")}:00.000Z`
+    ? past(
+        `${addDays(draft.documentDate, random.int(1, 4))}T${String(random.int(8, 18)).padStart(2, "0")}:${String(random.int(0, 59)).padStart(2, "0")}:00.000Z`,
+      )
     : at(-random.int(10, 40), random.int(0, 600));
   const by = random.pick(UPLOADERS);
   const fileStatus = draft.fileStatus ?? "available";

@@ -10,6 +10,7 @@ import {
   type DemoData,
   type DemoOptions,
   demoDates,
+  type Past,
 } from "./demo.js";
 import { seedDocuments } from "./documents.js";
 import { seedExtraction } from "./extraction.js";
@@ -30,6 +31,8 @@ export interface SeedContext {
   random: Random;
   at: At;
   day: Day;
+  /** An instant of something done, held to the sandbox's clock (demo.ts, demoDates). */
+  past: Past;
   today: string;
 }
 
@@ -41,6 +44,8 @@ export interface FamilySeed<T extends object> {
 
 /** The families' own data, in seeding order: one line per family. */
 const FAMILY_SEEDS = [
+  // Before the alerts: a late repayment's alert names the schedule line and its amount.
+  seedRepayments,
   seedAlerts,
   seedCalendar,
   seedDeals,
@@ -49,7 +54,6 @@ const FAMILY_SEEDS = [
   seedSiren,
   seedDocuments,
   seedExtraction,
-  seedRepayments,
   seedTasks,
   seedReporting,
   seedTimeline,
@@ -69,10 +73,10 @@ export type SandboxData = DemoData &
 /** Builds the whole data set. Pure: same seed and same `today`, same data. */
 export function buildSandboxData(options: DemoOptions): SandboxData {
   const data = buildDemoData(options) as SandboxData;
-  const { at, day } = demoDates(options.today);
+  const { at, day, past } = demoDates(options.today, options.now);
   for (const family of FAMILY_SEEDS) {
     const random = new Random(`${options.seed}/${family.family}`);
-    Object.assign(data, family.seed(data, { random, at, day, today: options.today }));
+    Object.assign(data, family.seed(data, { random, at, day, past, today: options.today }));
   }
   return data;
 }

@@ -25,7 +25,7 @@ export const BANK_MATCHING = "rapprochement_bancaire";
  */
 export const seedRepayments: FamilySeed<RepaymentsData> = {
   family: "repayments",
-  seed(data, { random, at, today }) {
+  seed(data, { random, at, past, today }) {
     const lateInterest = new Set(
       data.notifications
         .filter((n) => n.title.startsWith("Retard de paiement des intérêts"))
@@ -44,14 +44,14 @@ export const seedRepayments: FamilySeed<RepaymentsData> = {
         updated_at: created,
         updated_by: BANK_MATCHING,
       });
-      const past = lines.filter((l) => l.due_date < today);
-      const lastInterest = past.findLast((l) => l.kind === "interets");
+      const fallenDue = lines.filter((l) => l.due_date < today);
+      const lastInterest = unpaidInterestLine(lines, today);
       let pendingAdded = false;
-      for (const line of past) {
+      for (const line of fallenDue) {
         const unpaidInterest = line === lastInterest && lateInterest.has(operation.id);
         const unpaidPrincipal =
           line.kind === "remboursement_final" && operation.phase !== "terminee";
-        const total = fromCents(toCents(line.principal) + toCents(line.interest));
+        const total = lineTotal(line);
         if (unpaidInterest || unpaidPrincipal) {
           // An operator that announced a transfer to cure the first late line of its operation.
           if (!pendingAdded && unpaidInterest && random.chance(0.7)) {
@@ -70,8 +70,11 @@ export const seedRepayments: FamilySeed<RepaymentsData> = {
           }
           continue;
         }
-        const valueDate = addDays(line.due_date, random.int(0, 3));
-        const recordedAt = `${addDays(valueDate, 1)}T07:30:00.000Z`;
+        // Paid on the due date or a few days after, but not after today: recorded the morning
+        // after, once the bank statement came, and no later than now.
+        const paid = addDays(line.due_date, random.int(0, 3));
+        const valueDate = paid < today ? paid : line.due_date;
+        const recordedAt = past(`${addDays(valueDate, 1)}T07:30:00.000Z`);
         if (repayments.length % 37 === 5) {
           // A transfer the bank returned, paid again two days later.
           repayments.push({
@@ -159,6 +162,21 @@ function scheduleLines(
   });
   return lines;
 }
+
+/**
+ * The interest line left unpaid where an operation has a "late interest" notification: the
+ * latest that fell due. The alert about it names this line and its amount.
+ */
+export function unpaidInterestLine(
+  lines: readonly StoredScheduleLine[],
+  today: string,
+): StoredScheduleLine | undefined {
+  return lines.filter((l) => l.due_date < today).findLast((l) => l.kind === "interets");
+}
+
+/** What a schedule line asks for in all: its principal and its interest. */
+export const lineTotal = (line: StoredScheduleLine): string =>
+  fromCents(toCents(line.principal) + toCents(line.interest));
 
 /** `2025-01-31` plus one month is `2025-02-28`: the day is kept where the month has it. */
 export function addMonths(day: string, months: number): string {

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { sirenCheckSchema, sirenRecordSchema, sirenResolutionSchema } from "../models/siren.js";
+import {
+  type SirenRecord,
+  sirenCheckSchema,
+  sirenRecordSchema,
+  sirenResolutionSchema,
+} from "../models/siren.js";
 import { Problem } from "../problem.js";
 import { defineRoute, type ExampleContext, json } from "../routing.js";
 import { assertSirens, checkSiren, registryLookup } from "../siren.js";
@@ -67,7 +72,13 @@ export const sirenRoutes = [
     handle({ params, state, now }) {
       assertSirens({ siren: params.siren });
       state.billableResolutions++;
-      const record = registryLookup(params.siren, new Date(now()).toISOString());
+      // The registry knows the companies the local data copied from it: the same identity
+      // (name, legal form, address, creation), fetched now; any other SIREN, a stable stranger.
+      const fetchedAt = new Date(now()).toISOString();
+      const known = state.data.sirenRecords.find((r) => r.siren === params.siren);
+      const record: SirenRecord = known
+        ? { ...known, source: "provider", fetched_at: fetchedAt }
+        : registryLookup(params.siren, fetchedAt);
       state.sirenCache.set(record.siren, { ...record, source: "cache" });
       return json({ ...record, billable: true, provider: "sandbox-registry" });
     },

@@ -605,13 +605,17 @@ export const workflowRoutes = [
     },
     handle({ query, state, now }) {
       settleWorkflows(state, now());
+      // Newest first; two events of the same millisecond (a disable, then the deletion) in the
+      // order they happened, not by their random ids.
       const entries = state.data.workflowHistory
+        .map((entry, order) => ({ entry, order }))
         .filter(
-          (h) =>
+          ({ entry: h }) =>
             (query.workflow_key === undefined || h.workflow_key === query.workflow_key) &&
             (query.event === undefined || h.event === query.event),
         )
-        .sort((a, b) => b.at.localeCompare(a.at) || a.id.localeCompare(b.id));
+        .sort((a, b) => b.entry.at.localeCompare(a.entry.at) || b.order - a.order)
+        .map(({ entry }) => entry);
       return json(page(entries, query));
     },
   }),

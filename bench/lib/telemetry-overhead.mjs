@@ -1,0 +1,122 @@
+// What the audit trail and tracing cost per call (issue 24): the same stdio server four ways,
+// interleaved, against one sandbox: everything off; the audit trail on; the audit trail with
+// tracing to a collector at 0% sampling (OTLP export on, no trace sampled: the setting to run
+// with); the same at 100%. The collector is an OTLP/HTTP endpoint on loopback that accepts and
+// counts what it is sent. Used by `npm run bench` and `npm run bench:telemetry`.
+import { once } from "node:events";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import { join } from "node:path";
+import { stdioClient } from "./processes.mjs";
+import { interleaved, round, summary } from "./stats.mjs";
+
+export const TELEMETRY_TARGET = 1.05;
+
+/**
+ * `env` configures the server (API, key, user); `work` is a scratch directory. Returns p50/p99 of
+ * each variant, their ratios to "off", and what the collector received. Each of `rounds` starts
+ * the four servers afresh: a process's own luck (where it runs, how its code is compiled) moves
+ * its figures by a few per cent, so each figure is the median of the rounds', and each ratio the
+ * median of the rounds' ratios.
+ */
+export async function telemetryOverhead({ node, cli, env, work, calls, block, args, rounds = 3 }) {
+  const collector = await otlpCollector();
+  try {
+    const tables = [];
+    for (let r = 0; r < rounds; r++)
+      tables.push(await oneRound({ node, cli, env, work, calls, block, args, collector }));
+    const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    const table = {};
+    for (const name of Object.keys(tables[0])) {
+      table[name] = { ...tables[0][name] };
+      for (const p of ["p50", "p99"]) table[name][p] = median(tables.map((t) => t[name][p]));
+      if (name !== "off")
+        table[name].vs_off = Object.fromEntries(
+          ["p50", "p99"].map((p) => [
+            p,
+            round(median(tables.map((t) => t[name][p] / t.off[p])), 3),
+          ]),
+        );
+    }
+    return { ...table, rounds, collector: collector.received(), target_p50: TELEMETRY_TARGET };
+  } finally {
+    await collector.close();
+  }
+}
+
+/** One round: the four servers started afresh, their calls interleaved. */
+async function oneRound({ node, cli, env, work, calls, block, args, collector }) {
+  const dir = (name) => {
+    const path = join(work, `telemetry-${name}`);
+    mkdirSync(path, { recursive: true });
+    return path;
+  };
+  const audited = (name) => ({
+    PORTFOLIO_STATE_DIR: dir(name),
+    PORTFOLIO_AUDIT_FILE: join(dir(name), "audit.jsonl"),
+  });
+  const traced = (ratio) => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_TRACES_SAMPLER: "traceidratio",
+    OTEL_TRACES_SAMPLER_ARG: String(ratio),
+    OTEL_BSP_SCHEDULE_DELAY: "1000",
+  });
+  const variants = {
+    off: { PORTFOLIO_STATE_DIR: dir("off"), PORTFOLIO_AUDIT_FILE: "off" },
+    audit: audited("audit"),
+    audit_traced_0: { ...audited("traced-0"), ...traced(0) },
+    audit_traced_100: { ...audited("traced-100"), ...traced(1) },
+  };
+  const clients = {};
+  try {
+    for (const [name, extra] of Object.entries(variants))
+      clients[name] = await stdioClient(node, [cli], { ...env, ...extra });
+    const call = (client) => async () => {
+      const result = await client.callTool({ name: "list_operations", arguments: args });
+      if (result.isError) throw new Error(`list_operations failed: ${JSON.stringify(result)}`);
+    };
+    const samples = await interleaved(
+      Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, call(client)])),
+      { calls, block },
+    );
+    return Object.fromEntries(Object.entries(samples).map(([k, s]) => [k, summary(s)]));
+  } finally {
+    for (const client of Object.values(clients)) await client.close();
+  }
+}
+
+/** An OTLP/HTTP endpoint that answers every export with success and counts them. */
+async function otlpCollector() {
+  const received = { trace_exports: 0, metric_exports: 0, bytes: 0 };
+  const server = createServer((req, res) => {
+    req.on("data", (chunk) => {
+      received.bytes += chunk.length;
+    });
+    req.on("end", () => {
+      if (req.url === "/v1/traces") received.trace_exports++;
+      if (req.url === "/v1/metrics") received.metric_exports++;
+      res.writeHead(200, { "content-type": req.headers["content-type"] ?? "" }).end();
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    received: () => ({ ...received }),
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** The figure as one paragraph of the bench's printout. */
+export function printTelemetry(t) {
+  const row = (label, v) =>
+    `  ${label.padEnd(30)} p50 ${String(v.p50).padStart(7)} ms   p99 ${String(v.p99).padStart(7)} ms${v.vs_off ? `   x${v.vs_off.p50} p50, x${v.vs_off.p99} p99` : ""}`;
+  return [
+    `telemetry overhead per call (list_operations over stdio, ${t.off.n} calls each, median of ${t.rounds} rounds):`,
+    row("off", t.off),
+    row("audit trail", t.audit),
+    row("audit + tracing, 0% sampled", t.audit_traced_0),
+    row("audit + tracing, 100% sampled", t.audit_traced_100),
+    `  the collector received ${t.collector.trace_exports} trace and ${t.collector.metric_exports} metric exports (${t.collector.bytes} bytes)`,
+  ].join("\n");
+}

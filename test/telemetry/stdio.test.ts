@@ -1,0 +1,126 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { startOtlpReceiver } from "../helpers/otlp.js";
+
+/**
+ * The stdio server, as a desktop client launches it: without an OTLP endpoint it loads no
+ * OpenTelemetry module at all (its cold start does not grow); with one, it traces its requests
+ * like the HTTP server, the confirmation form's wait and the delivery included.
+ */
+const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
+let sandbox: Sandbox;
+let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
+beforeAll(async () => {
+  sandbox = await startSandbox({ rateLimit: false });
+  receiver = await startOtlpReceiver();
+});
+afterAll(async () => {
+  await receiver.close();
+  await sandbox.close();
+});
+
+/** Starts the stdio server with a module hook that notes every @opentelemetry module it loads. */
+async function stdioServer(env: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), "telemetry-stdio-"));
+  const loaded = join(dir, "loaded.txt");
+  writeFileSync(loaded, "");
+  const hook = join(dir, "hook.mjs");
+  writeFileSync(
+    hook,
+    `import { registerHooks } from "node:module";
+import { appendFileSync } from "node:fs";
+registerHooks({
+  resolve(specifier, context, next) {
+    const resolved = next(specifier, context);
+    if (resolved.url.includes("/@opentelemetry/")) appendFileSync(${JSON.stringify(loaded)}, resolved.url + "\\n");
+    return resolved;
+  },
+});
+`,
+  );
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith("PORTFOLIO_") && !k.startsWith("OTEL_"),
+    ),
+  ) as Record<string, string>;
+  const client = new Client(
+    { name: "telemetry-stdio", version: "1.0.0" },
+    { capabilities: { elicitation: { form: {} } } },
+  );
+  client.setRequestHandler(ElicitRequestSchema, async () => ({
+    action: "accept",
+    content: { confirm: true },
+  }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", hook, CLI],
+      env: {
+        ...base,
+        PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+        PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
+        PORTFOLIO_API_SECRET: sandbox.credentials.secret,
+        PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
+        PORTFOLIO_STATE_DIR: join(dir, "state"),
+        PORTFOLIO_LOG_LEVEL: "warn",
+        ...env,
+      },
+      stderr: "pipe",
+    }),
+  );
+  return { client, loaded: () => readFileSync(loaded, "utf8").split("\n").filter(Boolean) };
+}
+
+describe("telemetry over stdio", () => {
+  it("without an endpoint, loads no OpenTelemetry module", async () => {
+    const { client, loaded } = await stdioServer({});
+    try {
+      const listed = await client.callTool({ name: "list_operations", arguments: { limit: 1 } });
+      expect(listed.isError).toBeFalsy();
+      expect(loaded()).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("with one, traces the call, the confirmation form's wait and the delivery in the client's trace", async () => {
+    const { client, loaded } = await stdioServer({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+      PORTFOLIO_REPLICA_ID: "desktop",
+    });
+    try {
+      const trace = randomBytes(16).toString("hex");
+      const parent = randomBytes(8).toString("hex");
+      const operation = sandbox.control.state.data.operations[6]!;
+      const done = (await client.callTool({
+        name: "create_operation_note",
+        arguments: { operation_id: operation.id, content: "Confirmée dans le formulaire" },
+        _meta: { traceparent: `00-${trace}-${parent}-01` },
+      })) as any;
+      expect(done.isError, done.content?.[0]?.text).toBeFalsy();
+      const inTrace = (name: string) => () =>
+        receiver.spans.find((s) => s.traceId === trace && s.name === name);
+      const call = await receiver.until(inTrace("tools/call create_operation_note"));
+      expect(call).toMatchObject({ parentSpanId: parent, instance: "desktop" });
+      expect(call.attributes["network.transport"]).toBe("pipe");
+      const wait = await receiver.until(inTrace("confirmation wait"));
+      expect(wait.parentSpanId).toBe(call.spanId);
+      expect(wait.attributes["portfolio.answer"]).toBe("accept");
+      const delivery = await receiver.until(inTrace("write delivery"));
+      expect(delivery.parentSpanId).toBe(call.spanId);
+      expect(delivery.links).toEqual([]); // confirmed in the very request that drafted it
+      expect(loaded().some((url) => url.includes("/@opentelemetry/sdk-trace/"))).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+});
