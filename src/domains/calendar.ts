@@ -3,7 +3,7 @@ import { CATALOGUE } from "../api/catalogue.js";
 import { asListPage, record } from "../api/response.js";
 import { businessDate, uuid } from "../api/schemas.js";
 import { invalidArguments, UserFacingError } from "../errors.js";
-import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../inventory/types.js";
+import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../toolkit/definitions.js";
 import { calendarItem, detail, isProposal, presentCalendarEvent } from "../toolkit/present.js";
 import { fetchDetail, listTool } from "../toolkit/read-tools.js";
 

@@ -1,7 +1,7 @@
 import { CATALOGUE } from "../api/catalogue.js";
 import { matchCodes, matchNamed } from "../api/directory.js";
 import { DEAL_STATUSES } from "../api/schemas.js";
-import type { Domain } from "../inventory/types.js";
+import type { Domain } from "../toolkit/definitions.js";
 import { dealItem, presentDeal } from "../toolkit/present.js";
 import { detailTool, listTool } from "../toolkit/read-tools.js";
 

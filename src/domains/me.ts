@@ -11,7 +11,7 @@ import {
 } from "../api/schemas.js";
 import { invalidArguments, UserFacingError } from "../errors.js";
 import { fieldPath } from "../field-errors.js";
-import { type Domain, defineTool } from "../inventory/types.js";
+import { type Domain, defineTool } from "../toolkit/definitions.js";
 import { jsonObject, jsonText } from "../toolkit/json-text.js";
 import {
   dashboardItem,

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
 import { matchCodes, matchNamed } from "../api/directory.js";
 import { record } from "../api/response.js";
-import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
 import { OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
+import { type Domain, defineTool, READ_ONLY } from "../toolkit/definitions.js";
 import { folded, listPage } from "../toolkit/listing.js";
 import {
   noteItem,

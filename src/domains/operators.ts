@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
 import { matchNamed } from "../api/directory.js";
-import { type Domain, defineTool } from "../inventory/types.js";
+import { type Domain, defineTool } from "../toolkit/definitions.js";
 import { operatorItem, presentOperator } from "../toolkit/present.js";
 import { detailTool, listTool } from "../toolkit/read-tools.js";
 import { CREATES, madeLately } from "../toolkit/write-tools.js";

@@ -1,5 +1,5 @@
 import { CATALOGUE } from "../api/catalogue.js";
-import type { Domain } from "../inventory/types.js";
+import type { Domain } from "../toolkit/definitions.js";
 import { presentSpv, spvItem } from "../toolkit/present.js";
 import { listTool } from "../toolkit/read-tools.js";
 

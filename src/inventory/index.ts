@@ -13,7 +13,12 @@ import { search } from "../domains/search.js";
 import { structures } from "../domains/structures.js";
 import { workflows } from "../domains/workflows.js";
 import { api } from "../longtail/tools.js";
-import type { Domain, PromptDefinition, ResourceDefinition, ToolDefinition } from "./types.js";
+import type {
+  Domain,
+  PromptDefinition,
+  ResourceDefinition,
+  ToolDefinition,
+} from "../toolkit/definitions.js";
 
 const DOMAINS: readonly Domain[] = [
   portfolio,

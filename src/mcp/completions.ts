@@ -1,9 +1,9 @@
 import { ProtocolError, ProtocolErrorCode, type Server } from "@modelcontextprotocol/server";
 import type { Directory } from "../api/directory.js";
 import type { Selection } from "../inventory/index.js";
-import type { Completer } from "../inventory/types.js";
 import type { Logger } from "../log.js";
 import { neutralise } from "../neutralise.js";
+import type { Completer } from "../toolkit/definitions.js";
 import { failed } from "./failures.js";
 
 const NONE = { completion: { values: [], hasMore: false } };

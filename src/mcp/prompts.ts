@@ -5,9 +5,9 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { Selection } from "../inventory/index.js";
-import type { ToolContext } from "../inventory/types.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
+import type { ToolContext } from "../toolkit/definitions.js";
 import { failed } from "./failures.js";
 import { familyIcons } from "./icons.js";
 

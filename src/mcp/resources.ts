@@ -12,9 +12,9 @@ import { APP_CSP, APP_MIME_TYPE, APP_VIEWS, type AppViewName, appHtml } from "..
 import { invalidArguments } from "../errors.js";
 import { describeIssue } from "../field-errors.js";
 import type { Selection } from "../inventory/index.js";
-import type { ResourceDefinition, ToolContext } from "../inventory/types.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
+import type { ResourceDefinition, ToolContext } from "../toolkit/definitions.js";
 import { failed, failureKind, logFailure } from "./failures.js";
 import { familyIcons } from "./icons.js";
 import { type CompiledTemplate, compileTemplate } from "./uri-template.js";

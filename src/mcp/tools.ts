@@ -11,10 +11,10 @@ import { closest } from "../closest.js";
 import { ArgumentsRefused, invalidArguments } from "../errors.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { type Selection, whyNotOffered } from "../inventory/index.js";
-import type { ToolContext, ToolDefinition } from "../inventory/types.js";
 import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
 import { neutralise, neutraliseDeep } from "../neutralise.js";
+import type { ToolContext, ToolDefinition } from "../toolkit/definitions.js";
 import {
   type ConfirmationDeps,
   cardsAllowed,

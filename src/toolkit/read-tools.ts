@@ -8,7 +8,7 @@ import {
   READ_ONLY,
   type ToolContext,
   type ToolDefinition,
-} from "../inventory/types.js";
+} from "./definitions.js";
 import { filteredPage, listPage, WALK_MAX_ITEMS, walkPages } from "./listing.js";
 import { followUps, type NextStep, nextSteps, renderSteps } from "./next-steps.js";
 import { detail, record } from "./present.js";
