@@ -5,13 +5,7 @@ import { record } from "../api/response.js";
 import { OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
 import { type Domain, defineTool, READ_ONLY } from "../toolkit/definitions.js";
 import { folded, listPage } from "../toolkit/listing.js";
-import {
-  noteItem,
-  operationItem,
-  presentNote,
-  presentOperation,
-  timelineEvents,
-} from "../toolkit/present.js";
+import { noteRows, operationRows, timelineEvents } from "../toolkit/present.js";
 import { isUuid, promptRefusal } from "../toolkit/prompt-args.js";
 import { detailTool, fetchDetail, listOf, listTool } from "../toolkit/read-tools.js";
 import { CREATES, given, lookUp } from "../toolkit/write-tools.js";
@@ -43,8 +37,8 @@ export const operations: Domain = {
         "Operations, compact (id, name, status, phase, SPV, amounts), filtered by name, status (a get_taxonomies code, or active) or SPV. Paged.",
       family: "operations",
       operation: "operations_list",
-      item: operationItem,
-      present: presentOperation,
+      item: operationRows.item,
+      present: operationRows.present,
       query: q.operations_list.query.shape,
       local: {
         shape: {
@@ -81,8 +75,8 @@ export const operations: Domain = {
         "Follow-up notes of one operation, newest first (text clipped at 1,500 characters). Paged.",
       family: "operations",
       operation: "operation_notes_list",
-      item: noteItem,
-      present: presentNote,
+      item: noteRows.item,
+      present: noteRows.present,
       path: q.operation_notes_list.params.shape,
       query: q.operation_notes_list.query.shape,
       pageable: true,
