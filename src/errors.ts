@@ -110,3 +110,11 @@ export function sentence(text: string): string {
 export class UserFacingError extends Error {
   override name = "UserFacingError";
 }
+
+/**
+ * Arguments refused by our own check before anything was fetched (a prompt's, a resource's):
+ * the message is the sentence, naming the argument and the rule; the caller can fix them.
+ */
+export class ArgumentsRefused extends UserFacingError {
+  override name = "ArgumentsRefused";
+}

@@ -9,14 +9,14 @@ import { offerFor } from "./api/offer.js";
 import type { ConfirmMode, DelegatedUser } from "./config.js";
 import type { Observer } from "./events.js";
 import { select } from "./inventory/index.js";
-import type { ToolContext } from "./inventory/types.js";
 import type { Logger } from "./log.js";
 import { installCompletions } from "./mcp/completions.js";
 import { type ConfirmationDeps, cardsAllowed, showsApps } from "./mcp/confirm.js";
 import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
 import { installTools, viewsOffered } from "./mcp/tools.js";
-import { newServer, type PortfolioServer } from "./server-shell.js";
+import { instructionsFor, newServer, type PortfolioServer } from "./server-shell.js";
+import type { ToolContext } from "./toolkit/definitions.js";
 import { type BilledCalls, BilledInMemory } from "./writes/billed.js";
 import { describeUser, type WriteGate } from "./writes/gate.js";
 import type { Caller, Grants } from "./writes/intent.js";
@@ -64,21 +64,35 @@ export interface CallerSpec {
  * method (tools, resources, templates, prompts, completion) answers from the same selection.
  */
 export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
-  const server = newServer();
-  installMcp(server, deps, caller);
+  const selection = selectionFor(deps, caller);
+  // The instructions name only what this caller is offered, like every other item.
+  const server = newServer(instructionsFor(new Set(selection.tools.map((t) => t.name))));
+  installMcp(server, deps, caller, selection);
   return server;
 }
 
-/** Registers the caller's tools, resources, prompts and completions on a server. */
-export function installMcp(server: PortfolioServer, deps: ServerDeps, caller: CallerSpec): void {
+/** What one caller is offered: the inventory filtered by the deployment's and its own rules. */
+function selectionFor(deps: ServerDeps, caller: CallerSpec) {
   const writes = caller.readOnly ? undefined : deps.writes;
-  const offer = offerFor(deps.api.routes, {
-    readOnly: !writes,
-    delegatedUser: caller.delegatedUser !== null,
-    allowSensitive: deps.allowSensitive ?? NONE,
-    allowlist: caller.allowedTools,
-  });
-  const selection = select(offer);
+  return select(
+    offerFor(deps.api.routes, {
+      readOnly: !writes,
+      delegatedUser: caller.delegatedUser !== null,
+      allowSensitive: deps.allowSensitive ?? NONE,
+      allowlist: caller.allowedTools,
+    }),
+  );
+}
+
+/** Registers the caller's tools, resources, prompts and completions on a server. */
+export function installMcp(
+  server: PortfolioServer,
+  deps: ServerDeps,
+  caller: CallerSpec,
+  selection = selectionFor(deps, caller),
+): void {
+  const writes = caller.readOnly ? undefined : deps.writes;
+  const offer = selection.offer;
   // What this caller may use, kept with each draft: a delivery re-checks it on any replica.
   const grants: Grants = {
     readOnly: caller.readOnly,
@@ -134,7 +148,7 @@ export function installMcp(server: PortfolioServer, deps: ServerDeps, caller: Ca
   installResources(server, selection, contextFor, deps.logger, views, (ctx) =>
     showsApps(server, ctx),
   );
-  installPrompts(server, selection, contextFor);
+  installPrompts(server, selection, contextFor, deps.logger);
   installCompletions(server, selection, deps.directory, deps.logger);
 }
 

@@ -13,8 +13,8 @@ const source = (path: string) => readFileSync(join(root, path), "utf8");
 const HELPERS: Array<[string, string]> = [
   ["detailTool", "src/toolkit/read-tools.ts"],
   ["listTool", "src/toolkit/read-tools.ts"],
-  ["defineTool", "src/inventory/types.ts"],
-  ["READ_ONLY", "src/inventory/types.ts"],
+  ["defineTool", "src/toolkit/definitions.ts"],
+  ["READ_ONLY", "src/toolkit/definitions.ts"],
   ["CREATES", "src/toolkit/write-tools.ts"],
   ["lookUp", "src/toolkit/write-tools.ts"],
   ["quote", "src/writes/display.ts"],

@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
  * Layers point down only (DESIGN.md): a module imports from its own layer or below. The order,
  * from the bottom: shared leaves, telemetry (spans and metrics), configuration, the shared
  * state's connection (Redis), the HTTP attempt loop, auth, the API client,
- * model-facing errors, writes, the MCP Apps views, the inventory's types, the toolkit, the domains, the long tail
+ * model-facing errors, writes, the MCP Apps views, the toolkit (how a domain declares its tools:
+ * the definitions' types and shared builders), the domains, the long tail
  * (discovery and the generic tools over the key's contract), the inventory,
  * the MCP handlers, the server, the transports, then the app and the command line. The sandbox
  * stands apart: an independent oracle, it imports nothing from the client side.
@@ -26,11 +27,10 @@ const LAYERS: Array<[string, RegExp]> = [
   ["errors", /^src\/(errors|readiness)\.ts$/],
   ["writes", /^src\/writes\//],
   ["apps", /^src\/apps\//],
-  ["inventory types", /^src\/inventory\/types\.ts$/],
   ["toolkit", /^src\/toolkit\//],
   ["domains", /^src\/domains\//],
   ["longtail", /^src\/longtail\//],
-  ["inventory", /^src\/inventory\/(index|allowlist|deliverable)\.ts$/],
+  ["inventory", /^src\/inventory\//],
   ["mcp", /^src\/mcp\//],
   ["server", /^src\/server(-shell)?\.ts$/],
   ["transport", /^src\/transport\//],
@@ -79,6 +79,33 @@ describe("layers", () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it("are whole folders: each folder of src/ is one layer, and no folder imports one above it", () => {
+    // A folder is its first path segment under src/ (src/api/contract/ is api); a file directly
+    // under src/ stands for itself.
+    const folderOf = (file: string) => {
+      const parts = file.split("/");
+      return parts.length > 2 ? `src/${parts[1]}/` : file;
+    };
+    const layersOfFolder = new Map<string, Set<string>>();
+    for (const file of sources.filter((f) => !f.startsWith("src/sandbox/"))) {
+      const layers = layersOfFolder.get(folderOf(file)) ?? new Set<string>();
+      layers.add(LAYERS[layerOf(file)]?.[0] ?? "none");
+      layersOfFolder.set(folderOf(file), layers);
+    }
+    const split = [...layersOfFolder]
+      .filter(([, layers]) => layers.size > 1)
+      .map(([folder, layers]) => `${folder} spans ${[...layers].join(" and ")}`);
+    expect(split).toEqual([]);
+    const upward = new Set<string>();
+    for (const file of sources.filter((f) => !f.startsWith("src/sandbox/")))
+      for (const target of imports(file)) {
+        if (target.startsWith("src/sandbox/") || folderOf(target) === folderOf(file)) continue;
+        if (layerOf(target) > layerOf(file))
+          upward.add(`${folderOf(file)} imports ${folderOf(target)}`);
+      }
+    expect([...upward]).toEqual([]);
   });
 
   it("keep the sandbox independent of the client it checks", () => {

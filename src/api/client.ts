@@ -7,9 +7,9 @@ import type { ApiSettings, DelegatedUser } from "../config.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { AttemptLoop, type Sleep } from "../http/attempts.js";
 import { Cooldown } from "../http/cooldown.js";
-import { ApiError, answerTooLarge, errorFromResponse, invalidInput } from "../http/errors.js";
+import { ApiError, answerTooLarge, errorFromReply, invalidInput } from "../http/errors.js";
 import { RedisShareStore } from "../http/redis-share.js";
-import { DEFAULT_RETRY_POLICY, parseRetryAfter } from "../http/retry.js";
+import { DEFAULT_RETRY_POLICY } from "../http/retry.js";
 import { CooldownBroadcast } from "../http/shared-cooldown.js";
 import { createTransport, type Transport } from "../http/transport.js";
 import { LocalShareStore, type ShareEvents, UpstreamShare } from "../http/upstream-share.js";
@@ -195,18 +195,11 @@ export class ApiClient {
         attempts,
       };
     }
-    const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], Date.now());
-    throw errorFromResponse(
-      {
-        operationId: id,
-        requestId,
-        status: reply.status,
-        contentType: reply.headers["content-type"] ?? "",
-        body: reply.body,
-        retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
-        upstream: this.settings.baseUrl,
-      },
+    throw errorFromReply(
+      reply,
+      { operationId: id, requestId, upstream: this.settings.baseUrl },
       this.deps.scrub,
+      Date.now(),
     );
   }
 

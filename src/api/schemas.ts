@@ -2,7 +2,9 @@ import { z } from "zod";
 
 /**
  * The client's reading of the spec's limits (parts 2, 4 and 8), written independently of the
- * sandbox. Inputs are checked here before anything is sent.
+ * sandbox. Inputs are checked here before anything is sent. The sandbox's models say many of
+ * the same things again (src/sandbox/models/): on purpose, as an independent oracle reads the
+ * spec on its own; a shared module would make the tests agree with a mistake in it.
  */
 
 export const uuid = z

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type AttemptLoop, cancelled, EXCHANGE_OPERATION, type Timing } from "../http/attempts.js";
-import { ApiError, answerTooLarge, errorFromResponse } from "../http/errors.js";
+import { ApiError, answerTooLarge, errorFromReply } from "../http/errors.js";
 import { asPrincipal, SIGN_IN_PRINCIPAL } from "../http/principal.js";
-import { parseRetryAfter } from "../http/retry.js";
 import type { HttpReply } from "../http/transport.js";
 import type { Logger } from "../log.js";
 import { traced } from "../telemetry/tracing.js";
@@ -186,18 +185,15 @@ export class TokenManager {
     });
     if (unread) throw unread;
     if (reply.status === 200) return this.bearerFrom(reply, receivedAt);
-    const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], this.options.clock());
-    throw errorFromResponse(
+    throw errorFromReply(
+      reply,
       {
         operationId: EXCHANGE_OPERATION,
         requestId: reply.headers["x-request-id"] ?? exchange.requestId,
-        status: reply.status,
-        contentType: reply.headers["content-type"] ?? "",
-        body: reply.body,
-        retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
         upstream: this.options.baseUrl,
       },
       this.options.scrub,
+      this.options.clock(),
     );
   }
 

@@ -4,7 +4,7 @@ import { matchCodes, matchNamed } from "../api/directory.js";
 import { record } from "../api/response.js";
 import { ALERT_STATUSES, businessDate, SEVERITIES } from "../api/schemas.js";
 import { UserFacingError } from "../errors.js";
-import { type Domain, defineTool, type ToolContext } from "../inventory/types.js";
+import { type Domain, defineTool, type ToolContext } from "../toolkit/definitions.js";
 import { alerts as alertItems, metricAgainstThreshold } from "../toolkit/present.js";
 import { listTool } from "../toolkit/read-tools.js";
 import { given, lookUp } from "../toolkit/write-tools.js";

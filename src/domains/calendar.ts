@@ -3,8 +3,8 @@ import { CATALOGUE } from "../api/catalogue.js";
 import { asListPage, record } from "../api/response.js";
 import { businessDate, uuid } from "../api/schemas.js";
 import { invalidArguments, UserFacingError } from "../errors.js";
-import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../inventory/types.js";
-import { calendarItem, detail, isProposal, presentCalendarEvent } from "../toolkit/present.js";
+import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../toolkit/definitions.js";
+import { calendarRows, detail, isProposal } from "../toolkit/present.js";
 import { fetchDetail, listTool } from "../toolkit/read-tools.js";
 
 /** Unread notifications listed, newest first: the contract's own list, when this key has it. */
@@ -35,8 +35,8 @@ export const calendar: Domain = {
         "Calendar events (deadlines, reporting dates, AGs, maturities, proposals) in date order, compact, filtered by dates, type or operation. Paged.",
       family: "calendar",
       operation: "calendar_list",
-      item: calendarItem,
-      present: presentCalendarEvent,
+      item: calendarRows.item,
+      present: calendarRows.present,
       query: CATALOGUE.calendar_list.query.shape,
       // The API pages the calendar but filters nothing (spec part 4): these are served here.
       local: {

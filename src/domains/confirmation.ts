@@ -6,7 +6,7 @@ import {
   defineTool,
   type ToolAnnotations,
   type ToolContext,
-} from "../inventory/types.js";
+} from "../toolkit/definitions.js";
 import { settled } from "../toolkit/refusals.js";
 import { draftOfCard } from "../writes/card.js";
 import type { Channel, Intent } from "../writes/intent.js";

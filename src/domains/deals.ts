@@ -1,8 +1,8 @@
 import { CATALOGUE } from "../api/catalogue.js";
 import { matchCodes, matchNamed } from "../api/directory.js";
 import { DEAL_STATUSES } from "../api/schemas.js";
-import type { Domain } from "../inventory/types.js";
-import { dealItem, presentDeal } from "../toolkit/present.js";
+import type { Domain } from "../toolkit/definitions.js";
+import { dealRows } from "../toolkit/present.js";
 import { detailTool, listTool } from "../toolkit/read-tools.js";
 
 const q = CATALOGUE;
@@ -16,8 +16,8 @@ export const deals: Domain = {
       description: "Pre-closing pipeline deals, compact, filtered by status. Paged.",
       family: "deals",
       operation: "deals_list",
-      item: dealItem,
-      present: presentDeal,
+      item: dealRows.item,
+      present: dealRows.present,
       query: q.deals_list.query.shape,
       pageable: true,
       narrowHint: "filter by status",

@@ -11,14 +11,9 @@ import {
 } from "../api/schemas.js";
 import { invalidArguments, UserFacingError } from "../errors.js";
 import { fieldPath } from "../field-errors.js";
-import { type Domain, defineTool } from "../inventory/types.js";
+import { type Domain, defineTool } from "../toolkit/definitions.js";
 import { jsonObject, jsonText } from "../toolkit/json-text.js";
-import {
-  dashboardItem,
-  presentDashboard,
-  presentSavedView,
-  savedViewItem,
-} from "../toolkit/present.js";
+import { dashboardRows, savedViewRows } from "../toolkit/present.js";
 import { detailTool, listTool } from "../toolkit/read-tools.js";
 import { CREATES, given, lookUp } from "../toolkit/write-tools.js";
 import { quote } from "../writes/display.js";
@@ -71,8 +66,8 @@ export const me: Domain = {
       description: "The saved views of the user this server acts for (filters, columns).",
       family: "me",
       operation: "saved_views_list",
-      item: savedViewItem,
-      present: presentSavedView,
+      item: savedViewRows.item,
+      present: savedViewRows.present,
       local: {
         shape: { type: z.enum(VIEW_TYPES).optional().describe("Only views of this type.") },
         keep: ({ type }) => (type === undefined ? null : (raw) => record(raw).type === type),
@@ -86,8 +81,8 @@ export const me: Domain = {
       description: "The custom dashboards of the user this server acts for.",
       family: "me",
       operation: "custom_dashboards_list",
-      item: dashboardItem,
-      present: presentDashboard,
+      item: dashboardRows.item,
+      present: dashboardRows.present,
       local: {
         shape: {
           shared: z

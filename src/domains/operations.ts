@@ -2,17 +2,10 @@ import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
 import { matchCodes, matchNamed } from "../api/directory.js";
 import { record } from "../api/response.js";
-import { userMessage } from "../errors.js";
-import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
 import { OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
+import { type Domain, defineTool, READ_ONLY } from "../toolkit/definitions.js";
 import { folded, listPage } from "../toolkit/listing.js";
-import {
-  noteItem,
-  operationItem,
-  presentNote,
-  presentOperation,
-  timelineEvents,
-} from "../toolkit/present.js";
+import { noteRows, operationRows, timelineEvents } from "../toolkit/present.js";
 import { isUuid, promptRefusal } from "../toolkit/prompt-args.js";
 import { detailTool, fetchDetail, listOf, listTool } from "../toolkit/read-tools.js";
 import { CREATES, given, lookUp } from "../toolkit/write-tools.js";
@@ -44,8 +37,8 @@ export const operations: Domain = {
         "Operations, compact (id, name, status, phase, SPV, amounts), filtered by name, status (a get_taxonomies code, or active) or SPV. Paged.",
       family: "operations",
       operation: "operations_list",
-      item: operationItem,
-      present: presentOperation,
+      item: operationRows.item,
+      present: operationRows.present,
       query: q.operations_list.query.shape,
       local: {
         shape: {
@@ -82,8 +75,8 @@ export const operations: Domain = {
         "Follow-up notes of one operation, newest first (text clipped at 1,500 characters). Paged.",
       family: "operations",
       operation: "operation_notes_list",
-      item: noteItem,
-      present: presentNote,
+      item: noteRows.item,
+      present: noteRows.present,
       path: q.operation_notes_list.params.shape,
       query: q.operation_notes_list.query.shape,
       pageable: true,
@@ -242,20 +235,13 @@ export const operations: Domain = {
           throw promptRefusal(
             "operation_brief was not rendered: operation_id must be a UUID; give an operation id (completion finds them by name).",
           );
-        const call = <T>(promise: Promise<T>) =>
-          promise.catch((error: unknown) => {
-            throw promptRefusal(userMessage(error, "operation_brief"));
-          });
+        // A failed read is the prompt's failure, told by its kind (src/mcp/failures.ts).
         const [operation, notes] = await Promise.all([
-          call(
-            ctx.api.call("operation_get", { path: { operation_id: id } }, { signal: ctx.signal }),
-          ),
-          call(
-            ctx.api.call(
-              "operation_notes_list",
-              { path: { operation_id: id }, query: { limit: 20 } },
-              { signal: ctx.signal },
-            ),
+          ctx.api.call("operation_get", { path: { operation_id: id } }, { signal: ctx.signal }),
+          ctx.api.call(
+            "operation_notes_list",
+            { path: { operation_id: id }, query: { limit: 20 } },
+            { signal: ctx.signal },
           ),
         ]);
         const name = (operation.data as { name?: unknown }).name;

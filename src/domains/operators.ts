@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
 import { matchNamed } from "../api/directory.js";
-import { type Domain, defineTool } from "../inventory/types.js";
-import { operatorItem, presentOperator } from "../toolkit/present.js";
+import { type Domain, defineTool } from "../toolkit/definitions.js";
+import { operatorRows } from "../toolkit/present.js";
 import { detailTool, listTool } from "../toolkit/read-tools.js";
 import { CREATES, madeLately } from "../toolkit/write-tools.js";
 import { outcomeSchema } from "../writes/outcome.js";
@@ -19,8 +19,8 @@ export const operators: Domain = {
         "Operators (developers, asset managers...), compact; name (exact) or search (part of a name). Paged.",
       family: "operators",
       operation: "operators_list",
-      item: operatorItem,
-      present: presentOperator,
+      item: operatorRows.item,
+      present: operatorRows.present,
       query: q.operators_list.query.shape,
       pageable: true,
       narrowHint: "use search",

@@ -1,5 +1,5 @@
 import { matchNamed } from "../api/directory.js";
-import type { Domain } from "../inventory/types.js";
+import type { Domain } from "../toolkit/definitions.js";
 import { isUuid, promptRefusal } from "../toolkit/prompt-args.js";
 import { detailTool } from "../toolkit/read-tools.js";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
 import { matchCodes } from "../api/directory.js";
-import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
+import { type Domain, defineTool, READ_ONLY } from "../toolkit/definitions.js";
 import { detail } from "../toolkit/present.js";
 import { detailTool, fetchDetail } from "../toolkit/read-tools.js";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { XLSX_MIME } from "../api/response.js";
 import { UserFacingError } from "../errors.js";
-import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../inventory/types.js";
+import { type Domain, defineTool, READ_ONLY, type ToolContext } from "../toolkit/definitions.js";
 import {
   previewText,
   SHEET_PREVIEW_ROWS,

@@ -1,6 +1,6 @@
 import { CATALOGUE } from "../api/catalogue.js";
-import { type Domain, defineTool, READ_ONLY } from "../inventory/types.js";
 import { fitToBudget, listOutput } from "../toolkit/budget.js";
+import { type Domain, defineTool, READ_ONLY } from "../toolkit/definitions.js";
 import { listPage } from "../toolkit/listing.js";
 import { documentFacts } from "../toolkit/names.js";
 import { followUps, renderSteps } from "../toolkit/next-steps.js";

@@ -1,6 +1,6 @@
 import { CATALOGUE } from "../api/catalogue.js";
-import type { Domain } from "../inventory/types.js";
-import { presentSpv, spvItem } from "../toolkit/present.js";
+import type { Domain } from "../toolkit/definitions.js";
+import { spvRows } from "../toolkit/present.js";
 import { listTool } from "../toolkit/read-tools.js";
 
 /** Investment structures: the SPVs that hold the operations. */
@@ -12,8 +12,8 @@ export const structures: Domain = {
       description: "The entity's SPVs (id, name, legal form, fund). Optional exact name filter.",
       family: "structures",
       operation: "spvs_list",
-      item: spvItem,
-      present: presentSpv,
+      item: spvRows.item,
+      present: spvRows.present,
       query: CATALOGUE.spvs_list.query.shape,
       pageable: false,
       narrowHint: "filter by name",

@@ -1,4 +1,5 @@
 import type { FieldError } from "../field-errors.js";
+import { parseRetryAfter } from "./retry.js";
 import type { HttpReply } from "./transport.js";
 
 export type ApiErrorCode =
@@ -105,6 +106,29 @@ export interface ErrorResponse {
   body: Buffer;
   retryAfterSeconds?: number;
   upstream?: string;
+}
+
+/**
+ * An error answer as the one factory reads it: what the reply says (status, type, body, the
+ * server's Retry-After), for the operation and request that drew it.
+ */
+export function errorFromReply(
+  reply: { status: number; headers: Record<string, string>; body: Buffer },
+  call: { operationId: string; requestId: string; upstream: string },
+  scrub: ((text: string) => string) | undefined,
+  now: number,
+): ApiError {
+  const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], now);
+  return errorFromResponse(
+    {
+      ...call,
+      status: reply.status,
+      contentType: reply.headers["content-type"] ?? "",
+      body: reply.body,
+      retryAfterSeconds: retryAfterMs === null ? undefined : Math.ceil(retryAfterMs / 1000),
+    },
+    scrub,
+  );
 }
 
 /**

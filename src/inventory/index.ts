@@ -13,7 +13,12 @@ import { search } from "../domains/search.js";
 import { structures } from "../domains/structures.js";
 import { workflows } from "../domains/workflows.js";
 import { api } from "../longtail/tools.js";
-import type { Domain, PromptDefinition, ResourceDefinition, ToolDefinition } from "./types.js";
+import type {
+  Domain,
+  PromptDefinition,
+  ResourceDefinition,
+  ToolDefinition,
+} from "../toolkit/definitions.js";
 
 const DOMAINS: readonly Domain[] = [
   portfolio,
@@ -47,22 +52,13 @@ export function collect(domains: readonly Domain[]): Inventory {
     resources: domains.flatMap((d) => d.resources ?? []),
     prompts: domains.flatMap((d) => d.prompts ?? []),
   };
-  unique(
-    "tool",
-    inventory.tools.map((t) => t.name),
-  );
-  unique(
-    "resource",
-    inventory.resources.map((r) => r.name),
-  );
-  unique(
-    "resource URI",
-    inventory.resources.map((r) => r.uri),
-  );
-  unique(
-    "prompt",
-    inventory.prompts.map((p) => p.name),
-  );
+  const names: Array<[string, string[]]> = [
+    ["tool", inventory.tools.map((t) => t.name)],
+    ["resource", inventory.resources.map((r) => r.name)],
+    ["resource URI", inventory.resources.map((r) => r.uri)],
+    ["prompt", inventory.prompts.map((p) => p.name)],
+  ];
+  for (const [what, list] of names) unique(what, list);
   const tools = new Set(inventory.tools.map((t) => t.name));
   for (const r of inventory.resources)
     if (!tools.has(r.tool))

@@ -1,7 +1,7 @@
 import type { Operation } from "../api/catalogue.js";
 import { sensitivity } from "../api/offer.js";
 import { record } from "../api/response.js";
-import type { ToolContext } from "../inventory/types.js";
+import type { ToolContext } from "../toolkit/definitions.js";
 import { metricAgainstThreshold } from "../toolkit/present.js";
 import { madeLately } from "../toolkit/write-tools.js";
 import { quote } from "../writes/display.js";

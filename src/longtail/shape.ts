@@ -1,8 +1,8 @@
 import type { Operation } from "../api/catalogue.js";
 import type { ApiResult } from "../api/client.js";
 import { asListPage, withoutShareTokens, XLSX_MIME } from "../api/response.js";
-import type { ToolContext, ToolOutput } from "../inventory/types.js";
 import { fitToBudget, listOutput, OUTPUT_BUDGET_CHARS } from "../toolkit/budget.js";
+import type { ToolContext, ToolOutput } from "../toolkit/definitions.js";
 import { previewText, summariseWorkbook } from "../toolkit/inrev.js";
 import { withNames } from "../toolkit/names.js";
 import { followUps, renderSteps, statusRead } from "../toolkit/next-steps.js";

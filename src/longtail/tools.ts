@@ -13,7 +13,7 @@ import {
   defineTool,
   type ToolContext,
   type ToolDraft,
-} from "../inventory/types.js";
+} from "../toolkit/definitions.js";
 import { jsonObject, jsonText } from "../toolkit/json-text.js";
 import { onlyTheApiKnew, refusalsOf, rememberRefusal } from "../toolkit/refusals.js";
 import { firstWords } from "../writes/display.js";

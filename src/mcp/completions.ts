@@ -1,9 +1,10 @@
 import { ProtocolError, ProtocolErrorCode, type Server } from "@modelcontextprotocol/server";
 import type { Directory } from "../api/directory.js";
 import type { Selection } from "../inventory/index.js";
-import type { Completer } from "../inventory/types.js";
 import type { Logger } from "../log.js";
 import { neutralise } from "../neutralise.js";
+import type { Completer } from "../toolkit/definitions.js";
+import { failed } from "./failures.js";
 
 const NONE = { completion: { values: [], hasMore: false } };
 
@@ -36,8 +37,8 @@ export function installCompletions(
       const values = (await complete(directory, argument.value)).map((v) => neutralise(v));
       return { completion: { values, total: values.length, hasMore: false } };
     } catch (error) {
-      logger.warn({ err: error, argument: argument.name }, "completion failed");
-      return NONE; // completion is a convenience: never an error in the user's face
+      // A convenience: never an error in the person's face (src/mcp/failures.ts).
+      return failed("completion/complete", error, argument.name, logger);
     }
   });
 }

@@ -13,9 +13,9 @@ import {
 import { rendersApps } from "../apps/catalog.js";
 import { type ConfirmMode, confirmWays } from "../config.js";
 import { UserFacingError } from "../errors.js";
-import type { DraftTool, ToolContext } from "../inventory/types.js";
 import { neutraliseDeep } from "../neutralise.js";
 import { traced } from "../telemetry/tracing.js";
+import type { DraftTool, ToolContext } from "../toolkit/definitions.js";
 import { settled } from "../toolkit/refusals.js";
 import { CARD_TOKEN_META, cardToken } from "../writes/card.js";
 import { describeUser, type WriteGate } from "../writes/gate.js";

@@ -1,5 +1,5 @@
 import type { Icon } from "@modelcontextprotocol/server";
-import type { Family } from "../inventory/types.js";
+import type { Family } from "../toolkit/definitions.js";
 
 /**
  * Small monochrome SVG icons as data URIs (no fetch, nothing external): one for the server and

@@ -5,8 +5,10 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { Selection } from "../inventory/index.js";
-import type { ToolContext } from "../inventory/types.js";
+import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
+import type { ToolContext } from "../toolkit/definitions.js";
+import { failed } from "./failures.js";
 import { familyIcons } from "./icons.js";
 
 /** Serves the prompts offered to this caller. */
@@ -14,6 +16,7 @@ export function installPrompts(
   server: Server,
   selection: Selection,
   contextFor: (ctx: ServerContext) => ToolContext,
+  logger: Logger,
 ): void {
   const listing = {
     prompts: selection.prompts.map((p) => ({
@@ -45,7 +48,11 @@ export function installPrompts(
         );
       }
     }
-    // Prompts quote data written by others: nothing in it may hide from the model.
-    return neutraliseDeep(await prompt.render(args, contextFor(ctx)));
+    try {
+      // Prompts quote data written by others: nothing in it may hide from the model.
+      return neutraliseDeep(await prompt.render(args, contextFor(ctx)));
+    } catch (error) {
+      return failed("prompts/get", error, prompt.name, logger);
+    }
   });
 }

@@ -9,14 +9,13 @@ import {
 } from "@modelcontextprotocol/server";
 import { asListPage } from "../api/response.js";
 import { APP_CSP, APP_MIME_TYPE, APP_VIEWS, type AppViewName, appHtml } from "../apps/catalog.js";
-import { invalidArguments, userMessage } from "../errors.js";
+import { invalidArguments } from "../errors.js";
 import { describeIssue } from "../field-errors.js";
-import { ApiError } from "../http/errors.js";
 import type { Selection } from "../inventory/index.js";
-import type { ResourceDefinition, ToolContext } from "../inventory/types.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
-import { logFailure } from "./failures.js";
+import type { ResourceDefinition, ToolContext } from "../toolkit/definitions.js";
+import { failed, failureKind, logFailure } from "./failures.js";
 import { familyIcons } from "./icons.js";
 import { type CompiledTemplate, compileTemplate } from "./uri-template.js";
 
@@ -139,16 +138,7 @@ export function installResources(
       // Data written by others: nothing in it may hide from whoever reads it.
       return { contents: [{ uri, mimeType: resource.mimeType, ...neutraliseDeep(content) }] };
     } catch (error) {
-      logFailure(logger, error, { resource: resource.name });
-      if (error instanceof ApiError && error.code === "not_found")
-        throw new ResourceNotFoundError(uri, userMessage(error, uri));
-      const invalid =
-        error instanceof ApiError &&
-        (error.code === "invalid_input" || error.code === "invalid_request");
-      throw new ProtocolError(
-        invalid ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
-        userMessage(error, uri),
-      );
+      return failed("resources/read", error, uri, logger);
     }
   });
 }
@@ -181,7 +171,7 @@ async function firstOperations(ctx: ToolContext, logger: Logger): Promise<Resour
         }),
       );
   } catch (error) {
-    logFailure(logger, error, { resource: "operations (listing)" });
+    logFailure(logger, error, failureKind(error), { resource: "operations (listing)" });
     return []; // the fixed resources are still worth listing
   }
 }

@@ -8,13 +8,13 @@ import type {
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { APP_VIEWS, type AppViewName } from "../apps/catalog.js";
 import { closest } from "../closest.js";
-import { invalidArguments, userMessage } from "../errors.js";
+import { ArgumentsRefused, invalidArguments } from "../errors.js";
 import { describeIssue, type FieldError } from "../field-errors.js";
 import { type Selection, whyNotOffered } from "../inventory/index.js";
-import type { ToolContext, ToolDefinition } from "../inventory/types.js";
 import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
 import { neutralise, neutraliseDeep } from "../neutralise.js";
+import type { ToolContext, ToolDefinition } from "../toolkit/definitions.js";
 import {
   type ConfirmationDeps,
   cardsAllowed,
@@ -23,7 +23,7 @@ import {
   showsApps,
   supervise,
 } from "./confirm.js";
-import { logFailure } from "./failures.js";
+import { failed } from "./failures.js";
 import { familyIcons } from "./icons.js";
 import { listedSchema, normaliseArguments } from "./schema.js";
 
@@ -175,12 +175,14 @@ export function installTools(
         );
       // Checked before zod, whose recursive walk would overflow the stack on deep nesting.
       const deep = tooDeep(request.params.arguments ?? {});
-      if (deep) return errorResult(invalidArguments(tool.name, [deep]));
+      const refused = (text: string) =>
+        failed("tools/call", new ArgumentsRefused(text), tool.name, logger);
+      if (deep) return refused(invalidArguments(tool.name, [deep]));
       const args = normaliseArguments(tool.input, request.params.arguments ?? {});
       const parsed = tool.input.safeParse(args);
       if (!parsed.success) {
         const known = Object.keys(tool.input.shape);
-        return errorResult(
+        return refused(
           invalidArguments(
             tool.name,
             parsed.error.issues.map((issue) => withSuggestion(describeIssue(issue), known)),
@@ -194,9 +196,7 @@ export function installTools(
         }
         return toResult(await tool.run(parsed.data, context));
       } catch (error) {
-        if (error instanceof ProtocolError) throw error;
-        logFailure(logger, error, { tool: tool.name });
-        return errorResult(userMessage(error, tool.name));
+        return failed("tools/call", error, tool.name, logger);
       }
     },
   );
@@ -229,9 +229,4 @@ function withSuggestion(error: FieldError, known: readonly string[]): FieldError
   if (error.rule !== "unknown field" || error.field.includes(".")) return error;
   const near = closest(error.field, known);
   return near ? { ...error, message: `${error.message}; did you mean ${near}?` } : error;
-}
-
-/** One sentence; it may quote the API's own words, neutralised like everything it sends. */
-export function errorResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text: neutralise(text) }], isError: true };
 }

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { OperationId, OperationInput } from "../api/catalogue.js";
 import { asListPage } from "../api/response.js";
-import type { ToolContext } from "../inventory/types.js";
+import type { ToolContext } from "./definitions.js";
 
 export { folded } from "../fold.js";
 

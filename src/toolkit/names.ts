@@ -1,5 +1,5 @@
 import type { DocumentFacts, Named } from "../api/directory.js";
-import type { ToolContext } from "../inventory/types.js";
+import type { ToolContext } from "./definitions.js";
 
 /**
  * What a list's rows point to, said beside the ids: `operation_name` after `operation_id`,

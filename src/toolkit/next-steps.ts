@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Operation } from "../api/catalogue.js";
-import type { ToolContext } from "../inventory/types.js";
+import type { ToolContext } from "./definitions.js";
 
 /**
  * What can be done next with the items of a result, named once per result so that the

@@ -29,224 +29,6 @@ function clip(value: unknown, max: number): string | null {
   return s !== null && s.length > max ? `${s.slice(0, max)}…` : s;
 }
 
-export const operationItem = z.object({
-  id: z.string(),
-  name: Text,
-  status: Text,
-  phase: Text,
-  spv_id: Text,
-  spv_name: Text.describe(NAMED),
-  classe_actif: Text,
-  statut_interne: Text,
-  montant_engage: Decimal.describe("From financial_summary; decimal kept as the API wrote it."),
-  encours: Decimal,
-  prochain_reporting: Text,
-  updated_at: Text,
-});
-
-export function presentOperation(raw: unknown): z.output<typeof operationItem> {
-  const o = record(raw);
-  const finance = record(o.financial_summary);
-  const reporting = record(o.reporting_summary);
-  return {
-    id: String(o.id ?? ""),
-    name: text(o.name),
-    status: text(o.status),
-    phase: text(o.phase),
-    spv_id: text(o.spv_id),
-    spv_name: text(o.spv_name),
-    classe_actif: text(o.classe_actif),
-    statut_interne: text(o.statut_interne),
-    montant_engage: decimal(finance.montant_engage),
-    encours: decimal(finance.encours),
-    prochain_reporting: text(reporting.prochain_reporting),
-    updated_at: text(o.updated_at),
-  };
-}
-
-export const dealItem = z.object({
-  id: z.string(),
-  name: Text,
-  status: Text,
-  montant_estime: Decimal,
-  classe_actif: Text,
-  operateur_id: Text,
-  operation_id: Text,
-  operation_name: Text.describe(NAMED),
-  responsable: Text,
-  date_sourcing: Text,
-  date_closing_prevue: Text,
-});
-
-export function presentDeal(raw: unknown): z.output<typeof dealItem> {
-  const d = record(raw);
-  return {
-    id: String(d.id ?? ""),
-    name: text(d.name),
-    status: text(d.status),
-    montant_estime: decimal(d.montant_estime),
-    classe_actif: text(d.classe_actif),
-    operateur_id: text(d.operateur_id),
-    operation_id: text(d.operation_id),
-    operation_name: text(d.operation_name),
-    responsable: text(d.responsable),
-    date_sourcing: text(d.date_sourcing),
-    date_closing_prevue: text(d.date_closing_prevue),
-  };
-}
-
-export const operatorItem = z.object({
-  id: z.string(),
-  name: Text,
-  siren: Text,
-  type: Text,
-  reputation_gouvernance_label: Text,
-  litiges_en_cours: Flag,
-  responsable_interne: Text,
-});
-
-export function presentOperator(raw: unknown): z.output<typeof operatorItem> {
-  const o = record(raw);
-  return {
-    id: String(o.id ?? ""),
-    name: text(o.name),
-    siren: text(o.siren),
-    type: text(o.type),
-    reputation_gouvernance_label: text(o.reputation_gouvernance_label),
-    litiges_en_cours: flag(o.litiges_en_cours),
-    responsable_interne: text(o.responsable_interne),
-  };
-}
-
-export const noteItem = z.object({
-  id: z.string(),
-  date: Text,
-  note_type: Text,
-  category: Text,
-  author_name: Text,
-  text: Text.describe("Clipped at 1,500 characters in lists."),
-  is_resolved: Flag,
-});
-
-export function presentNote(raw: unknown): z.output<typeof noteItem> {
-  const n = record(raw);
-  return {
-    id: String(n.id ?? ""),
-    date: text(n.date),
-    note_type: text(n.note_type),
-    category: text(n.category),
-    author_name: text(n.author_name),
-    text: clip(n.text ?? n.content, 1_500),
-    is_resolved: flag(n.is_resolved),
-  };
-}
-
-export const calendarItem = z.object({
-  id: z.string(),
-  event_date: Text,
-  event_type: Text,
-  title: Text,
-  operation_id: Text,
-  operation_name: Text.describe(NAMED),
-  spv_id: Text,
-  spv_name: Text.describe(NAMED),
-  source: Text,
-  proposal: z
-    .boolean()
-    .describe("Suggested by the system (from an alert, or with a confidence index)."),
-  accepted: Flag.describe("On a proposal: null until accepted or rejected."),
-});
-
-/**
- * A proposal is an event the system suggested rather than a person entered: it names the alert
- * it came from or carries a confidence index (spec part 2). Only these are accepted or rejected.
- */
-export function isProposal(raw: unknown): boolean {
-  const e = record(raw);
-  return (e.source_alert_id ?? null) !== null || (e.confidence ?? null) !== null;
-}
-
-export function presentCalendarEvent(raw: unknown): z.output<typeof calendarItem> {
-  const e = record(raw);
-  return {
-    id: String(e.id ?? ""),
-    event_date: text(e.event_date),
-    event_type: text(e.event_type),
-    title: text(e.title),
-    operation_id: text(e.operation_id),
-    operation_name: text(e.operation_name),
-    spv_id: text(e.spv_id),
-    spv_name: text(e.spv_name),
-    source: text(e.source),
-    proposal: isProposal(e),
-    accepted: flag(e.accepted),
-  };
-}
-
-export const spvItem = z.object({
-  id: z.string(),
-  name: Text,
-  legal_form: Text,
-  fond_id: Text,
-  status: Text,
-});
-
-export function presentSpv(raw: unknown): z.output<typeof spvItem> {
-  const s = record(raw);
-  return {
-    id: String(s.id ?? ""),
-    name: text(s.name),
-    legal_form: text(s.legal_form),
-    fond_id: text(s.fond_id),
-    status: text(s.status),
-  };
-}
-
-export const savedViewItem = z.object({
-  id: z.string(),
-  name: Text,
-  type: Text,
-  filters: z.record(z.string(), z.unknown()),
-  columns: z.array(z.string()).nullable(),
-  is_default: Flag,
-  updated_at: Text,
-});
-
-export function presentSavedView(raw: unknown): z.output<typeof savedViewItem> {
-  const v = record(raw);
-  return {
-    id: String(v.id ?? ""),
-    name: text(v.name),
-    type: text(v.type),
-    filters: record(v.filters),
-    columns: texts(v.columns),
-    is_default: flag(v.is_default),
-    updated_at: text(v.updated_at),
-  };
-}
-
-export const dashboardItem = z.object({
-  id: z.string(),
-  name: Text,
-  description: Text,
-  is_shared: Flag,
-  widgets: z.int().describe("Number of layout items."),
-  updated_at: Text,
-});
-
-/** Never carries `share_token`: a dashboard's share link must not be published (spec part 2). */
-export function presentDashboard(raw: unknown): z.output<typeof dashboardItem> {
-  const d = record(raw);
-  return {
-    id: String(d.id ?? ""),
-    name: text(d.name),
-    description: clip(d.description, 300),
-    is_shared: flag(d.is_shared),
-    widgets: Array.isArray(d.layout) ? d.layout.length : 0,
-    updated_at: text(d.updated_at),
-  };
-}
-
 /** A complete record whose fields the spec leaves open: its id (when it has one) and the rest as given. */
 export const detail = z.looseObject({});
 
@@ -294,6 +76,136 @@ const clipped = (name: string, max: number, description: string): Column<string 
   read: (r) => clip(r[name], max),
 });
 
+/** A field read from a summary object of the record (`financial_summary.encours`). */
+const inside = <T>(
+  summary: string,
+  name: string,
+  kind: { schema: z.ZodType<T>; read(value: unknown): T },
+  description?: string,
+): Column<T> => ({
+  schema: description ? kind.schema.describe(description) : kind.schema,
+  read: (r) => kind.read(record(r[summary])[name]),
+});
+/** A name beside an id, filled by the listing from the server's directory (toolkit/names.ts). */
+const named = (name: string): Column<string | null> => ({
+  schema: Text.describe(NAMED),
+  read: (r) => text(r[name]),
+});
+
+export const operationRows = projection({
+  name: "text",
+  status: "text",
+  phase: "text",
+  spv_id: "text",
+  spv_name: named("spv_name"),
+  classe_actif: "text",
+  statut_interne: "text",
+  montant_engage: inside(
+    "financial_summary",
+    "montant_engage",
+    { schema: Decimal, read: decimal },
+    "From financial_summary; decimal kept as the API wrote it.",
+  ),
+  encours: inside("financial_summary", "encours", { schema: Decimal, read: decimal }),
+  prochain_reporting: inside("reporting_summary", "prochain_reporting", {
+    schema: Text,
+    read: text,
+  }),
+  updated_at: "text",
+});
+
+export const dealRows = projection({
+  name: "text",
+  status: "text",
+  montant_estime: "decimal",
+  classe_actif: "text",
+  operateur_id: "text",
+  operation_id: "text",
+  operation_name: named("operation_name"),
+  responsable: "text",
+  date_sourcing: "text",
+  date_closing_prevue: "text",
+});
+
+export const operatorRows = projection({
+  name: "text",
+  siren: "text",
+  type: "text",
+  reputation_gouvernance_label: "text",
+  litiges_en_cours: "flag",
+  responsable_interne: "text",
+});
+
+export const noteRows = projection({
+  date: "text",
+  note_type: "text",
+  category: "text",
+  author_name: "text",
+  text: {
+    schema: Text.describe("Clipped at 1,500 characters in lists."),
+    read: (n) => clip(n.text ?? n.content, 1_500),
+  },
+  is_resolved: "flag",
+});
+
+/**
+ * A proposal is an event the system suggested rather than a person entered: it names the alert
+ * it came from or carries a confidence index (spec part 2). Only these are accepted or rejected.
+ */
+export function isProposal(raw: unknown): boolean {
+  const e = record(raw);
+  return (e.source_alert_id ?? null) !== null || (e.confidence ?? null) !== null;
+}
+
+export const calendarRows = projection({
+  event_date: "text",
+  event_type: "text",
+  title: "text",
+  operation_id: "text",
+  operation_name: named("operation_name"),
+  spv_id: "text",
+  spv_name: named("spv_name"),
+  source: "text",
+  proposal: {
+    schema: z
+      .boolean()
+      .describe("Suggested by the system (from an alert, or with a confidence index)."),
+    read: (e) => isProposal(e),
+  },
+  accepted: {
+    schema: Flag.describe("On a proposal: null until accepted or rejected."),
+    read: (e) => flag(e.accepted),
+  },
+});
+
+export const spvRows = projection({
+  name: "text",
+  legal_form: "text",
+  fond_id: "text",
+  status: "text",
+});
+
+export const savedViewRows = projection({
+  name: "text",
+  type: "text",
+  filters: { schema: z.record(z.string(), z.unknown()), read: (v) => record(v.filters) },
+  columns: { schema: z.array(z.string()).nullable(), read: (v) => texts(v.columns) },
+  is_default: "flag",
+  updated_at: "text",
+});
+
+/** Never carries `share_token`: a dashboard's share link must not be published (spec part 2). */
+export const dashboardRows = projection({
+  name: "text",
+  description: { schema: Text, read: (d) => clip(d.description, 300) },
+  is_shared: "flag",
+  widgets: {
+    schema: z.int().describe("Number of layout items."),
+    read: (d) => (Array.isArray(d.layout) ? d.layout.length : 0),
+  },
+  updated_at: "text",
+});
+
 const metric = z
   .object({ name: Text, value: Decimal, threshold: Decimal, unit: Text })
   .nullable()
@@ -305,7 +217,7 @@ export const alerts = projection({
   severity: "text",
   status: "text",
   operation_id: "text",
-  operation_name: { schema: Text.describe(NAMED), read: (a) => text(a.operation_name) },
+  operation_name: named("operation_name"),
   metric: {
     schema: metric,
     read: (a) => {

@@ -1,4 +1,4 @@
-import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+import { ArgumentsRefused } from "../errors.js";
 
 /** Checks prompts make on their arguments before anything is fetched. */
 
@@ -6,7 +6,7 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 
 export const isUuid = (value: string) => UUID.test(value);
 
-/** A prompt that cannot be rendered from these arguments: -32602 with one sentence. */
-export function promptRefusal(message: string): ProtocolError {
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
+/** A prompt that cannot be rendered from these arguments: one sentence naming the argument. */
+export function promptRefusal(message: string): ArgumentsRefused {
+  return new ArgumentsRefused(message);
 }

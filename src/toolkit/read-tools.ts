@@ -8,7 +8,7 @@ import {
   READ_ONLY,
   type ToolContext,
   type ToolDefinition,
-} from "../inventory/types.js";
+} from "./definitions.js";
 import { filteredPage, listPage, WALK_MAX_ITEMS, walkPages } from "./listing.js";
 import { followUps, type NextStep, nextSteps, renderSteps } from "./next-steps.js";
 import { detail, record } from "./present.js";
@@ -98,14 +98,8 @@ export function detailTool(options: {
   view?: AppViewName;
 }): ToolDefinition {
   return defineTool({
-    kind: "run",
-    name: options.name,
-    title: options.title,
-    description: options.description,
-    family: options.family,
+    ...readsOne(options),
     ...(options.view ? { view: options.view } : {}),
-    annotations: READ_ONLY,
-    operations: [options.operation],
     input: options.input ?? z.strictObject({ fields }),
     output: detail,
     async run(args, ctx) {
@@ -123,6 +117,26 @@ export function detailTool(options: {
       };
     },
   });
+}
+
+/** What every read tool over one operation declares alike: it only reads, that operation. */
+function readsOne(options: {
+  name: string;
+  title: string;
+  description: string;
+  family: Family;
+  operation: OperationId;
+}) {
+  const { name, title, description, family, operation } = options;
+  return {
+    kind: "run" as const,
+    name,
+    title,
+    description,
+    family,
+    annotations: READ_ONLY,
+    operations: [operation],
+  };
 }
 
 /** A tool over a list route: one page by default, every page with `all_pages`. */
@@ -155,13 +169,7 @@ export function listTool<T extends { id: string }>(options: {
     ...(options.pageable ? { all_pages: allPages } : {}),
   });
   return defineTool({
-    kind: "run",
-    name: options.name,
-    title: options.title,
-    description: options.description,
-    family: options.family,
-    annotations: READ_ONLY,
-    operations: [options.operation],
+    ...readsOne(options),
     input,
     output: listOf(options.item),
     async run(args, ctx) {

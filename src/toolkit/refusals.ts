@@ -1,6 +1,6 @@
-import type { SessionContext, ToolContext } from "../inventory/types.js";
 import { rememberBilled } from "../writes/billed.js";
 import type { Intent } from "../writes/intent.js";
+import type { SessionContext, ToolContext } from "./definitions.js";
 
 /**
  * Operations the API itself refused to a caller (an IP restriction, dataroom rights, a key

@@ -1,6 +1,6 @@
 import type { OperationId } from "../api/catalogue.js";
-import type { ToolAnnotations, ToolContext } from "../inventory/types.js";
 import { type BilledRequest, billedLately } from "../writes/billed.js";
+import type { ToolAnnotations, ToolContext } from "./definitions.js";
 
 /** What write tools share: their usual hints, and the reads their previews need. */
 
