@@ -2,12 +2,11 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Operation } from "../api/catalogue.js";
 import type { ApiClient } from "../api/client.js";
 import type { DelegatedUser } from "../config.js";
-import { neutraliseDeep } from "../neutralise.js";
 import { activeTraceparent } from "../telemetry/tracing.js";
 import type { IntentBook } from "./book.js";
 import { confirmationIdOf } from "./confirmation-id.js";
 import { describeUser } from "./describe-user.js";
-import { capped, flatten, neutralise, SHOWN_VALUE_MAX } from "./display.js";
+import { displayed } from "./display.js";
 import { type Caller, type Channel, canonicalDigest, type Intent, type Preview } from "./intent.js";
 import { UNSENT_DRAFT_GRACE_MS } from "./journal.js";
 import type { Recorder } from "./recorder.js";
@@ -173,26 +172,4 @@ export class Drafting {
 /** The draft's trace context, kept with the intent (and so covered by its MAC). */
 function traceOf(traceparent: string | null): Pick<Intent, "trace"> {
   return traceparent ? { trace: traceparent } : {};
-}
-
-/**
- * The preview with every untrusted string neutralised; the one-line parts are capped here,
- * field values when they are shown (previewText), so the model still gets them whole.
- */
-function displayed(preview: Preview): Preview {
-  return {
-    ...preview,
-    // Tools quote the untrusted parts of these (quote()); here they are kept to one line.
-    // Whole, as long as a person can read them (a name is shown whole, however long).
-    action: capped(flatten(preview.action), SHOWN_VALUE_MAX),
-    target: capped(flatten(preview.target), SHOWN_VALUE_MAX),
-    recorded_as: capped(flatten(preview.recorded_as), SHOWN_VALUE_MAX),
-    fields: Object.fromEntries(
-      Object.entries(preview.fields).map(([name, value]) => [
-        neutralise(name, 64),
-        typeof value === "string" ? neutralise(value) : neutraliseDeep(value),
-      ]),
-    ),
-    ...(preview.warnings ? { warnings: preview.warnings.map((w) => flatten(w)) } : {}),
-  };
 }
