@@ -9,7 +9,7 @@ import { offerFor } from "./api/offer.js";
 import type { ConfirmMode, DelegatedUser } from "./config.js";
 import type { Observer } from "./events.js";
 import { select } from "./inventory/index.js";
-import type { ToolContext } from "./inventory/types.js";
+import type { Refusals, ToolContext } from "./inventory/types.js";
 import type { Logger } from "./log.js";
 import { installCompletions } from "./mcp/completions.js";
 import { type ConfirmationDeps, cardsAllowed, showsApps } from "./mcp/confirm.js";
@@ -39,6 +39,8 @@ export interface ServerDeps {
   allowSensitive?: ReadonlySet<string>;
   /** Told of every request that reads or changes data (the audit trail, telemetry). */
   observer?: Observer;
+  /** Operations the API refused to callers lately: one memory for every caller's server. */
+  refusals: Refusals;
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -124,6 +126,7 @@ export function installMcp(server: PortfolioServer, deps: ServerDeps, caller: Ca
     offer,
     directory: deps.directory,
     toolFor: (id) => selection.toolByOperation.get(id) ?? null,
+    refusals: deps.refusals,
   });
   const confirmation: ConfirmationDeps | null = writes
     ? { gate: writes.gate, mode: writes.mode, sealer: writes.sealer, caller: identify }
