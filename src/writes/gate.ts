@@ -1,5 +1,4 @@
 import type { ApiClient } from "../api/client.js";
-import type { DelegatedUser } from "../config.js";
 import type { Observer } from "../events.js";
 import type { Logger } from "../log.js";
 import { IntentBook } from "./book.js";
@@ -8,7 +7,7 @@ import { Deciding } from "./deciding.js";
 import { Delivery } from "./delivery.js";
 import { describeUser } from "./describe-user.js";
 import { Drafting, type WriteDraft } from "./drafting.js";
-import type { Caller, Channel, Grants, Intent } from "./intent.js";
+import type { Grants, Intent } from "./intent.js";
 import type { IntentStore } from "./journal.js";
 import { DeliveryLeases } from "./lease.js";
 import { Recorder } from "./recorder.js";
@@ -122,38 +121,21 @@ export class WriteGate {
   }
 
   /** Stores a new pending intent with a fresh key and confirmation id. Nothing is sent. */
-  propose(
-    draft: WriteDraft,
-    caller: Caller,
-    delegatedUser: DelegatedUser | null,
-    channel: Channel,
-  ): Promise<Intent> {
-    return this.drafting.propose(draft, caller, delegatedUser, channel);
+  propose(...draft: Parameters<Drafting["propose"]>): Promise<Intent> {
+    return this.drafting.propose(...draft);
   }
 
   /**
    * Delivers the stored request once the human said yes. A succeeded or failed intent gives its
    * recorded outcome and sends nothing; an uncertain one is sent again with the same key.
    */
-  confirm(
-    confirmationId: string,
-    caller: Caller,
-    delegatedUser: DelegatedUser | null,
-    via: Channel,
-  ): Promise<Intent> {
-    return this.deciding.confirm(confirmationId, caller, delegatedUser, via);
+  confirm(...answer: Parameters<Deciding["confirm"]>): Promise<Intent> {
+    return this.deciding.confirm(...answer);
   }
 
   /** Drops a pending intent. A write already confirmed cannot be taken back here. */
-  cancel(
-    confirmationId: string,
-    caller: Caller,
-    delegatedUser: DelegatedUser | null,
-    via: Channel,
-    /** declined: the person said no in a form; cancelled: dropped (or a form left unanswered). */
-    how: "cancelled" | "declined" = "cancelled",
-  ): Promise<Intent> {
-    return this.deciding.cancel(confirmationId, caller, delegatedUser, via, how);
+  cancel(...answer: Parameters<Deciding["cancel"]>): Promise<Intent> {
+    return this.deciding.cancel(...answer);
   }
 
   /** Finishes what a previous run left confirmed but unfinished, with the same keys. */
