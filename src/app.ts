@@ -33,6 +33,7 @@ import { connectRedis, type SharedRedis } from "./state/redis.js";
 import { type Metrics, NO_METRICS } from "./telemetry/metrics.js";
 import { telemetrySink } from "./telemetry/sink.js";
 import { startTelemetry, type Telemetry } from "./telemetry/start.js";
+import { RefusedOperations } from "./toolkit/refusals.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
 import { BilledOnRedis } from "./writes/billed.js";
@@ -271,6 +272,7 @@ async function serverDeps(options: AppOptions) {
     },
     allowSensitive: new Set(config.writes.allowSensitive),
     observer,
+    refusals: new RefusedOperations(),
   };
   return {
     ...prepared,

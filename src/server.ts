@@ -16,7 +16,7 @@ import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
 import { installTools, viewsOffered } from "./mcp/tools.js";
 import { instructionsFor, newServer, type PortfolioServer } from "./server-shell.js";
-import type { ToolContext } from "./toolkit/definitions.js";
+import type { Refusals, ToolContext } from "./toolkit/definitions.js";
 import { type BilledCalls, BilledInMemory } from "./writes/billed.js";
 import { describeUser, type WriteGate } from "./writes/gate.js";
 import type { Caller, Grants } from "./writes/intent.js";
@@ -39,6 +39,8 @@ export interface ServerDeps {
   allowSensitive?: ReadonlySet<string>;
   /** Told of every request that reads or changes data (the audit trail, telemetry). */
   observer?: Observer;
+  /** Operations the API refused to callers lately: one memory for every caller's server. */
+  refusals: Refusals;
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -138,6 +140,7 @@ export function installMcp(
     offer,
     directory: deps.directory,
     toolFor: (id) => selection.toolByOperation.get(id) ?? null,
+    refusals: deps.refusals,
   });
   const confirmation: ConfirmationDeps | null = writes
     ? { gate: writes.gate, mode: writes.mode, sealer: writes.sealer, caller: identify }

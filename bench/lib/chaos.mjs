@@ -15,6 +15,7 @@ import { resolveRoutes } from "../../dist/api/routes.js";
 import { createLogger } from "../../dist/log.js";
 import { startSandbox } from "../../dist/sandbox/index.js";
 import { createMcpServer } from "../../dist/server.js";
+import { RefusedOperations } from "../../dist/toolkit/refusals.js";
 import { WriteGate } from "../../dist/writes/gate.js";
 import { FileJournal } from "../../dist/writes/journal.js";
 import { Sealer } from "../../dist/writes/seal.js";
@@ -72,6 +73,7 @@ export async function runChaos({
       directory: new Directory(api),
       logger,
       exportDir: null,
+      refusals: new RefusedOperations(),
       writes: { gate, mode: "two-step", sealer: await Sealer.open(journalDir, null) },
     },
     {

@@ -1,15 +1,14 @@
 import { z } from "zod";
 import { type OperationId, WRITE_OPERATIONS } from "../api/catalogue.js";
-import { UserFacingError } from "../errors.js";
 import {
   type Domain,
   defineTool,
   type ToolAnnotations,
   type ToolContext,
 } from "../toolkit/definitions.js";
-import { settled } from "../toolkit/refusals.js";
+import { cancelDraft, confirmDraft, writesOf } from "../toolkit/settling.js";
 import { draftOfCard } from "../writes/card.js";
-import type { Channel, Intent } from "../writes/intent.js";
+import type { Intent } from "../writes/intent.js";
 import { outcomeOf, outcomeSchema } from "../writes/outcome.js";
 
 const confirmationId = z
@@ -17,11 +16,6 @@ const confirmationId = z
   .min(1)
   .max(300)
   .describe("Exactly as the draft returned it: the write spelled out, then its id in brackets.");
-
-function gate(ctx: ToolContext) {
-  if (!ctx.writes) throw new UserFacingError("This server is read-only; nothing can be written.");
-  return ctx.writes;
-}
 
 /** Sends a write: the API changes, once (confirming again sends nothing). */
 const SENDS: ToolAnnotations = {
@@ -65,7 +59,7 @@ export const confirmation: Domain = {
       output: outcomeSchema,
       input: z.strictObject({ confirmation_id: confirmationId }),
       run: async ({ confirmation_id }, ctx) => ({
-        structured: outcomeOf(await confirmDraft(confirmation_id, ctx, "two-step")),
+        structured: outcomeOf(await confirmDraft(ctx, confirmation_id, "two-step")),
       }),
     }),
     defineTool({
@@ -80,7 +74,7 @@ export const confirmation: Domain = {
       output: outcomeSchema,
       input: z.strictObject({ confirmation_id: confirmationId }),
       run: async ({ confirmation_id }, ctx) => ({
-        structured: outcomeOf(await cancelDraft(confirmation_id, ctx, "two-step")),
+        structured: outcomeOf(await cancelDraft(ctx, confirmation_id, "two-step")),
       }),
     }),
     cardButton({
@@ -90,7 +84,7 @@ export const confirmation: Domain = {
         "The Confirm button of the confirmation card: sends the draft the card shows, exactly as previewed, once.",
       annotations: SENDS,
       operations: WRITE_OPERATIONS,
-      press: (intent, ctx) => confirmDraft(intent.confirmationId, ctx, "card"),
+      press: (intent, ctx) => confirmDraft(ctx, intent.confirmationId, "card"),
     }),
     cardButton({
       name: "app_cancel_write",
@@ -98,26 +92,10 @@ export const confirmation: Domain = {
       description: "The Cancel button of the confirmation card: drops the draft; nothing is sent.",
       annotations: DROPS,
       operations: [],
-      press: (intent, ctx) => cancelDraft(intent.confirmationId, ctx, "card"),
+      press: (intent, ctx) => cancelDraft(ctx, intent.confirmationId, "card"),
     }),
   ],
 };
-
-/** Sends a draft once: the model's confirm_write and the card's Confirm alike. */
-async function confirmDraft(
-  confirmationId: string,
-  ctx: ToolContext,
-  via: Channel,
-): Promise<Intent> {
-  const writes = gate(ctx);
-  const user = ctx.session.delegatedUser;
-  return settled(ctx, await writes.gate.confirm(confirmationId, writes.caller, user, via));
-}
-
-async function cancelDraft(confirmationId: string, ctx: ToolContext, via: Channel) {
-  const writes = gate(ctx);
-  return writes.gate.cancel(confirmationId, writes.caller, ctx.session.delegatedUser, via);
-}
 
 /** A button of the confirmation card: it acts only on the draft its sealed token names. */
 function cardButton(button: {
@@ -141,7 +119,7 @@ function cardButton(button: {
     output: outcomeSchema,
     input: z.strictObject({ token: cardToken }),
     async run({ token }, ctx) {
-      const writes = gate(ctx);
+      const writes = writesOf(ctx);
       const intent = await draftOfCard(token, writes, writes.caller, ctx.session.delegatedUser);
       return { structured: outcomeOf(await button.press(intent, ctx)) };
     },

@@ -15,7 +15,7 @@ import {
   type ToolDraft,
 } from "../toolkit/definitions.js";
 import { jsonObject, jsonText } from "../toolkit/json-text.js";
-import { onlyTheApiKnew, refusalsOf, rememberRefusal } from "../toolkit/refusals.js";
+import { onlyTheApiKnew } from "../toolkit/refusals.js";
 import { firstWords } from "../writes/display.js";
 import { outcomeSchema } from "../writes/outcome.js";
 import { type InputSignature, REQUEST_ID, searchableOf, signatureOf } from "./describe.js";
@@ -116,7 +116,7 @@ const findApiOperations = defineTool({
         `No family ${family} is offered${near ? `; did you mean ${near}?` : ""} Families: ${families.join(", ")}.`,
       );
     }
-    const refused = refusalsOf(ctx.session);
+    const refused = ctx.refusals.of(ctx.session);
     const hits = indexFor(ctx).search(query, { family, kind, limit: MAX_RESULTS });
     const operations = hits.map(({ id }) => {
       const op = ctx.offer.routes.get(id) as Operation;
@@ -346,7 +346,7 @@ function excerptOf(body: unknown): string | undefined {
 
 /** A refusal only the API could know: remembered so later searches say so. */
 function remember(ctx: ToolContext, op: Operation, error: ApiError, why: string): void {
-  if (onlyTheApiKnew(error)) rememberRefusal(ctx.session, op.id, why);
+  if (onlyTheApiKnew(error)) ctx.refusals.remember(ctx.session, op.id, why);
 }
 
 export const api: Domain = {

@@ -74,6 +74,14 @@ export interface ToolContext {
   directory: Directory;
   /** The curated tool offered for an operation, if any: better than the generic ones. */
   toolFor(operationId: string): string | null;
+  /** What the API itself refused to callers lately, kept once per process (toolkit/refusals.ts). */
+  refusals: Refusals;
+}
+
+/** Operations the API refused to a caller, remembered so that later searches say so. */
+export interface Refusals {
+  remember(session: SessionContext, operation: string, why: string): void;
+  of(session: SessionContext): ReadonlyMap<string, string>;
 }
 
 /** What a tool hands back: structured content (checked by its outputSchema) and extra blocks. */

@@ -1,12 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { NodeStreamableHTTPServerTransport, toNodeHandler } from "@modelcontextprotocol/node";
+import { toNodeHandler } from "@modelcontextprotocol/node";
 import {
-  type AuthInfo,
-  classifyInboundRequest,
   createMcpHandler,
   type McpRequestContext,
-  type Server,
+  type Server as McpServer,
 } from "@modelcontextprotocol/server";
 import type { Observer } from "../events.js";
 import type { Logger } from "../log.js";
@@ -15,12 +13,12 @@ import type { Metrics } from "../telemetry/metrics.js";
 import { Authenticator, type OAuthAccess } from "./authenticate.js";
 import type { ClientRegistry, Principal } from "./clients.js";
 import { ConnectionLimits } from "./connections.js";
-import { allowedOrigins, checkHostAndOrigin, isWildcard } from "./guard.js";
-import { INVALID_REQUEST, repairResponse } from "./jsonrpc.js";
-import { METADATA_PATHS, SCOPE_WRITE } from "./oauth.js";
+import { allowedOrigins, isWildcard } from "./guard.js";
+import { handle, type Pipeline } from "./pipeline.js";
 import { LocalRateLimiter, type RateLimiter } from "./rate-limit.js";
-import { json, reply, rpcError } from "./replies.js";
+import { reply } from "./replies.js";
 import { Sessions } from "./sessions.js";
+import { MCP_PATH } from "./steps.js";
 
 export interface HttpOptions {
   /** Told of every refused sign-in (the audit trail, the metrics). */
@@ -53,7 +51,7 @@ export interface HttpOptions {
   /** Connection hygiene; the defaults suit production, tests shorten them. */
   connections?: { headersTimeoutMs: number; checkEveryMs: number; max: number };
   /** The MCP server for one principal: for a 2025 session (its id), or one request (null). */
-  createServer(principal: Principal, sessionId: string | null): Server;
+  createServer(principal: Principal, sessionId: string | null): McpServer;
   /** GET /readyz: whether the upstream token exchange works, and if not, why. */
   ready(): Promise<Verdict>;
   metrics: Metrics;
@@ -68,12 +66,6 @@ export interface RunningHttp {
   close(graceMs?: number): Promise<void>;
 }
 
-const MCP_PATH = "/mcp";
-/** The one revision with JSON-RPC batching (added 2025-03-26, removed 2025-06-18). */
-const BATCHING_VERSIONS = new Set(["2025-03-26"]);
-/** Protocol version of a request without the header (specification, transports). */
-const VERSION_WITHOUT_HEADER = "2025-03-26";
-const MAX_BATCH_MESSAGES = 10;
 /**
  * A client must send its headers within 10 s (checked every 2 s), or its connection is closed:
  * a slow-header client cannot hold connections open without a token. 2,000 at most, shared out
@@ -87,15 +79,67 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const LIMIT_LOG_EVERY_MS = 60_000;
 
 /**
- * Streamable HTTP on node:http, both protocol eras on one endpoint. Every request: Host and
- * Origin (403), then the bearer (401 with `WWW-Authenticate`; with sign-in on, an OAuth access
- * token or a clients-file token, see authenticate.ts), then the client's rate (429), then the
- * body (and, for a token without portfolio:write, the write tools it calls: 403). 2026-07-28
- * requests (a per-request envelope) are answered by a fresh server each; 2025 requests by their
- * session's server (or, with `stateless`, by a fresh one each too).
+ * Streamable HTTP on node:http, both protocol eras on one endpoint. Every request goes through
+ * the steps of pipeline.ts: Host and Origin (403), then the bearer (401 with
+ * `WWW-Authenticate`; with sign-in on, an OAuth access token or a clients-file token, see
+ * authenticate.ts), then the client's rate (429), then the body (and, for a token without
+ * portfolio:write, the write tools it calls: 403). 2026-07-28 requests (a per-request envelope)
+ * are answered by a fresh server each; 2025 requests by their session's server (or, with
+ * `stateless`, by a fresh one each too).
  */
 export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
-  const limiter = options.rateLimiter ?? new LocalRateLimiter(options.rateLimitPerMinute);
+  const countRequest = options.metrics.counter(
+    "portfolio_mcp_http_requests",
+    "HTTP requests answered, by status.",
+  );
+  const { pipeline, closeModern } = pipelineFor(options);
+  const connections = options.connections ?? CONNECTIONS;
+  const sockets = connectionLimits(options, connections.max);
+  const calls = { inFlight: 0 };
+  const httpServer = createServer(
+    { connectionsCheckingInterval: connections.checkEveryMs },
+    (req, res) => {
+      // Calls are POSTs; a GET is a client's standing event stream, which waits for nothing.
+      const call = req.method === "POST";
+      if (call) calls.inFlight++;
+      res.on("close", () => {
+        if (call) calls.inFlight--;
+        countRequest({ status: String(res.statusCode) });
+      });
+      handle(req, res, pipeline).catch((error: unknown) => failed(res, error, options.logger));
+    },
+  );
+  httpServer.headersTimeout = connections.headersTimeoutMs;
+  httpServer.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, connections.headersTimeoutMs);
+  httpServer.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  sockets.watch(httpServer);
+  await listen(httpServer, options);
+  const port = (httpServer.address() as AddressInfo).port;
+  pipeline.allowed = allowedFor(options, port);
+  // Bound to every address, it is reached on loopback at least: print the address that works.
+  const base = `http://${hostForUrl(options.host)}:${port}`;
+  pipeline.auth.locate(options.publicUrl ?? base, options.oauth?.audience ?? null);
+  return {
+    url: `${base}${MCP_PATH}`,
+    port,
+    sessions: () => pipeline.sessions.size,
+    async close(graceMs = 10_000) {
+      pipeline.closing = true;
+      const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      httpServer.closeIdleConnections();
+      const deadline = Date.now() + graceMs;
+      while (calls.inFlight > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      await pipeline.sessions.close();
+      await closeModern();
+      httpServer.closeAllConnections();
+      await stopped;
+    },
+  };
+}
+
+/** What every request's steps work with: made once, before the server listens. */
+function pipelineFor(options: HttpOptions): { pipeline: Pipeline; closeModern(): Promise<void> } {
   const sessions = new Sessions({
     maxSessions: options.maxSessions,
     maxSessionsPerClient: options.maxSessionsPerClient,
@@ -103,16 +147,7 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     createServer: options.createServer,
     logger: options.logger,
   });
-  const countRequest = options.metrics.counter(
-    "portfolio_mcp_http_requests",
-    "HTTP requests answered, by status.",
-  );
-  const auth = new Authenticator(options.clients, options.oauth?.access ?? null, options.logger);
-  const isWriteTool = options.isWriteTool ?? (() => false);
-  let inFlight = 0;
-  let closing = false;
   options.metrics.gauge("portfolio_mcp_sessions_open", "Open MCP sessions.", () => sessions.size);
-
   // The principal rides on the request as the SDK's AuthInfo, and back out to our factory.
   const perRequest = ({ authInfo }: McpRequestContext) => {
     const principal = (authInfo?.extra as { principal?: Principal } | undefined)?.principal;
@@ -121,9 +156,26 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   };
   const onerror = (error: Error) => options.logger.info({ err: error }, "MCP request refused");
   const modern = createMcpHandler(perRequest, { legacy: "reject", onerror });
-  const modernNode = toNodeHandler(modern);
+  const pipeline: Pipeline = {
+    allowed: allowedFor(options, options.port),
+    closing: false,
+    auth: new Authenticator(options.clients, options.oauth?.access ?? null, options.logger),
+    limiter: options.rateLimiter ?? new LocalRateLimiter(options.rateLimitPerMinute),
+    sessions,
+    observer: options.observer,
+    isWriteTool: options.isWriteTool ?? (() => false),
+    maxBodyBytes: options.maxBodyBytes,
+    ready: options.ready,
+    metrics: options.metrics,
+    stateless: options.stateless,
+    modern: toNodeHandler(modern),
+    createServer: options.createServer,
+  };
+  return { pipeline, closeModern: () => modern.close() };
+}
 
-  const connections = options.connections ?? CONNECTIONS;
+/** Sockets per peer and in all, counted in the metrics and logged once a minute at most. */
+function connectionLimits(options: HttpOptions, total: number): ConnectionLimits {
   const limited = options.metrics.counter(
     "portfolio_mcp_connections_limited",
     "Sockets closed (idle) or refused to keep within the per-peer and total caps, by cap and action.",
@@ -131,7 +183,7 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
   let limitLoggedAt = Number.NEGATIVE_INFINITY;
   const sockets = new ConnectionLimits({
     perPeer: options.maxConnectionsPerPeer,
-    total: connections.max,
+    total,
     onLimit: ({ cap, action }) => {
       limited({ cap, action });
       if (performance.now() - limitLoggedAt < LIMIT_LOG_EVERY_MS) return;
@@ -147,173 +199,18 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     "Open client sockets.",
     () => sockets.open,
   );
-  const httpServer = createServer(
-    { connectionsCheckingInterval: connections.checkEveryMs },
-    (req, res) => {
-      // Calls are POSTs; a GET is a client's standing event stream, which waits for nothing.
-      const call = req.method === "POST";
-      if (call) inFlight++;
-      res.on("close", () => {
-        if (call) inFlight--;
-        countRequest({ status: String(res.statusCode) });
-      });
-      handle(req, res).catch((error: unknown) => {
-        options.logger.error({ err: error }, "HTTP request failed");
-        if (!res.headersSent) reply(res, 500, "Internal error.");
-        else res.end();
-      });
-    },
-  );
-  // The public URL's host is ours too: a reverse proxy forwards it as it is.
-  const allowedHosts = [...options.allowedHosts, ...publicHosts(options.publicUrl ?? null)];
-  let allowed = allowedOrigins({
-    bindHost: options.host,
-    port: options.port,
-    allowedHosts,
-    allowedOrigins: options.allowedOrigins,
-  });
+  return sockets;
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const refusal = checkHostAndOrigin(req, allowed);
-    if (refusal) return reply(res, refusal.status, refusal.message);
-    const path = (req.url ?? "/").split("?")[0];
-    if (req.method === "GET" && path === "/healthz") return json(res, 200, { status: "ok" });
-    if (req.method === "GET" && path === "/readyz") {
-      const verdict = await options.ready();
-      return json(
-        res,
-        verdict.ready ? 200 : 503,
-        verdict.ready ? { status: "ready" } : { status: "not ready", reason: verdict.reason },
-      );
-    }
-    if (req.method === "GET" && path === "/metrics") {
-      const text = await options.metrics.render();
-      res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" }).end(text);
-      return;
-    }
-    // RFC 9728: how to sign in, for anyone who asks (no token), at both well-known addresses.
-    const metadata = req.method === "GET" && METADATA_PATHS.includes(path ?? "") && auth.metadata();
-    if (metadata) {
-      res
-        .writeHead(200, { "Content-Type": "application/json", "Cache-Control": "max-age=300" })
-        .end(JSON.stringify(metadata));
-      return;
-    }
-    if (path !== MCP_PATH) return reply(res, 404, `Not found; the MCP endpoint is ${MCP_PATH}.`);
-    if (closing) return reply(res, 503, "Shutting down.", { "Retry-After": "5" });
+/** A request that failed past its steps: 500 if nothing was answered yet. */
+function failed(res: ServerResponse, error: unknown, logger: Logger): void {
+  logger.error({ err: error }, "HTTP request failed");
+  if (!res.headersSent) reply(res, 500, "Internal error.");
+  else res.end();
+}
 
-    const outcome = await auth.authenticate(req.headers.authorization);
-    if (!outcome.ok) {
-      options.observer?.signInRefused?.({
-        reason: outcome.reason,
-        status: outcome.status,
-        principal: null,
-      });
-      return reply(res, outcome.status, outcome.message, outcome.headers);
-    }
-    const principal = outcome.principal;
-    if (!["GET", "POST", "DELETE"].includes(req.method ?? "")) {
-      return reply(res, 405, "Use POST, GET or DELETE on /mcp.", { Allow: "GET, POST, DELETE" });
-    }
-    const wait = await limiter.take(principal.id, 1);
-    if (wait > 0)
-      return reply(res, 429, "Too many requests for this client.", {
-        "Retry-After": String(Math.ceil(wait / 1000)),
-      });
-
-    let body: unknown;
-    if (req.method === "POST") {
-      const raw = await readBody(req, options.maxBodyBytes);
-      if (raw === null) return reply(res, 413, `The body exceeds ${options.maxBodyBytes} bytes.`);
-      try {
-        body = JSON.parse(raw.toString("utf8"));
-      } catch {
-        return rpcError(res, 400, -32700, "Parse error: the body is not JSON.");
-      }
-    }
-
-    if (Array.isArray(body)) {
-      // Every message of a batch counts against the client's rate, and batches exist only in
-      // the one protocol revision that has them.
-      const version =
-        sessions.find(req)?.protocolVersion ??
-        headerValue(req, "mcp-protocol-version") ??
-        VERSION_WITHOUT_HEADER;
-      if (!BATCHING_VERSIONS.has(version))
-        return rpcError(
-          res,
-          400,
-          INVALID_REQUEST,
-          `Protocol version ${version} has no JSON-RPC batches: send one message per request.`,
-        );
-      if (body.length === 0 || body.length > MAX_BATCH_MESSAGES)
-        return rpcError(
-          res,
-          400,
-          INVALID_REQUEST,
-          `A batch carries 1 to ${MAX_BATCH_MESSAGES} messages; this one has ${body.length}.`,
-        );
-      const more = await limiter.take(principal.id, body.length - 1);
-      if (more > 0)
-        return reply(res, 429, "Too many requests for this client.", {
-          "Retry-After": String(Math.ceil(more / 1000)),
-        });
-      body = body.map(repairResponse);
-    } else {
-      body = repairResponse(body);
-    }
-
-    // A token without portfolio:write that calls a write tool: the MCP authorization spec's
-    // step-up, 403 insufficient_scope, so the client can sign in again for more. Refused here,
-    // before any server sees it, whatever the session was opened with.
-    const writing = principal.oauth?.lacksWriteScope && callsTool(body, isWriteTool);
-    if (writing) {
-      options.observer?.signInRefused?.({
-        reason: "scope",
-        status: 403,
-        principal: `http:${principal.id}`,
-      });
-      const step = auth.insufficientScope(
-        `${writing} writes, and the access token does not grant ${SCOPE_WRITE}; sign in again and allow writing. Nothing was sent.`,
-      );
-      return reply(res, step.status, step.message, step.headers);
-    }
-
-    (req as IncomingMessage & { auth?: AuthInfo }).auth = {
-      token: "[held by the transport]",
-      clientId: principal.id,
-      scopes: [...(principal.oauth?.scopes ?? [])],
-      extra: { principal },
-    };
-    if (!isLegacy(req, body)) return modernNode(req, res, body);
-    if (options.stateless) return statelessLegacy(req, res, body, principal);
-    return sessions.handle(req, res, body, principal);
-  }
-
-  /** A 2025 request without sessions: a fresh server and transport, a JSON answer. */
-  async function statelessLegacy(
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: unknown,
-    principal: Principal,
-  ): Promise<void> {
-    if (req.method !== "POST")
-      return reply(res, 405, "Stateless mode answers POST only.", { Allow: "POST" });
-    const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    const server = options.createServer(principal, null);
-    res.on("close", () => void server.close());
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-  }
-
-  httpServer.headersTimeout = connections.headersTimeoutMs;
-  httpServer.requestTimeout = Math.max(REQUEST_TIMEOUT_MS, connections.headersTimeoutMs);
-  httpServer.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  sockets.watch(httpServer);
-  await new Promise<void>((resolve, reject) => {
+function listen(httpServer: Server, options: HttpOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     httpServer.once("error", (error: NodeJS.ErrnoException) =>
       reject(
         error.code === "EADDRINUSE"
@@ -325,48 +222,22 @@ export async function serveHttp(options: HttpOptions): Promise<RunningHttp> {
     );
     httpServer.listen(options.port, options.host, () => resolve());
   });
-  const port = (httpServer.address() as AddressInfo).port;
-  allowed = allowedOrigins({
-    bindHost: options.host,
-    port,
-    allowedHosts,
-    allowedOrigins: options.allowedOrigins,
-  });
-  // Bound to every address, it is reached on loopback at least: print the address that works.
-  const hostForUrl = isWildcard(options.host)
-    ? "127.0.0.1"
-    : options.host.includes(":")
-      ? `[${options.host}]`
-      : options.host;
-  auth.locate(options.publicUrl ?? `http://${hostForUrl}:${port}`, options.oauth?.audience ?? null);
-  return {
-    url: `http://${hostForUrl}:${port}${MCP_PATH}`,
-    port,
-    sessions: () => sessions.size,
-    async close(graceMs = 10_000) {
-      closing = true;
-      const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
-      httpServer.closeIdleConnections();
-      const deadline = Date.now() + graceMs;
-      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      await sessions.close();
-      await modern.close();
-      httpServer.closeAllConnections();
-      await stopped;
-    },
-  };
 }
 
-async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | null> {
-  if (Number(req.headers["content-length"] ?? 0) > maxBytes) return null;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/** The Host and Origin values this server answers to, on this port. */
+function allowedFor(options: HttpOptions, port: number) {
+  // The public URL's host is ours too: a reverse proxy forwards it as it is.
+  return allowedOrigins({
+    bindHost: options.host,
+    port,
+    allowedHosts: [...options.allowedHosts, ...publicHosts(options.publicUrl ?? null)],
+    allowedOrigins: options.allowedOrigins,
+  });
+}
+
+/** The bound address as a URL's host: loopback for every address, IPv6 in brackets. */
+function hostForUrl(host: string): string {
+  return isWildcard(host) ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
 }
 
 /** `host` and `host:port` of the public URL, as a proxy may forward either. */
@@ -375,40 +246,4 @@ function publicHosts(publicUrl: string | null): string[] {
   const url = new URL(publicUrl);
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   return [url.host, `${url.hostname}:${port}`];
-}
-
-/** The name of the first tool a body (one message or a batch) calls that `matches`, if any. */
-function callsTool(body: unknown, matches: (name: string) => boolean): string | null {
-  for (const message of Array.isArray(body) ? body : [body]) {
-    const m = message as { method?: unknown; params?: { name?: unknown } } | null;
-    if (m?.method === "tools/call" && typeof m.params?.name === "string" && matches(m.params.name))
-      return m.params.name;
-  }
-  return null;
-}
-
-function headerValue(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return typeof value === "string" ? value : undefined;
-}
-
-/**
- * Which era a request belongs to, by the SDK's own classifier (the one `isLegacyRequest` and
- * `createMcpHandler` use), fed the body we already parsed and the three headers it reads,
- * rather than a Web Request built for the purpose on every call.
- */
-function isLegacy(req: IncomingMessage, body: unknown): boolean {
-  if (req.method !== "POST" || body === undefined) return true;
-  const header = (name: string) => {
-    const value = req.headers[name];
-    return Array.isArray(value) ? value.join(", ") : value;
-  };
-  const outcome = classifyInboundRequest({
-    httpMethod: "POST",
-    protocolVersionHeader: header("mcp-protocol-version"),
-    mcpMethodHeader: header("mcp-method"),
-    mcpNameHeader: header("mcp-name"),
-    body,
-  });
-  return outcome.kind === "legacy";
 }

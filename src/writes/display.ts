@@ -1,4 +1,5 @@
-import { capped, neutralise as neutraliseText } from "../neutralise.js";
+import { capped, neutraliseDeep, neutralise as neutraliseText } from "../neutralise.js";
+import type { Preview } from "./intent.js";
 
 /**
  * Untrusted text (names, titles, field values from the API or the model) as it may appear in
@@ -62,4 +63,26 @@ export function firstWords(text: string, max = 60): string {
   const cut = flat.slice(0, max);
   const space = cut.lastIndexOf(" ");
   return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+/**
+ * The preview with every untrusted string neutralised; the one-line parts are capped here,
+ * field values when they are shown (previewText), so the model still gets them whole.
+ */
+export function displayed(preview: Preview): Preview {
+  return {
+    ...preview,
+    // Tools quote the untrusted parts of these (quote()); here they are kept to one line.
+    // Whole, as long as a person can read them (a name is shown whole, however long).
+    action: capped(flatten(preview.action), SHOWN_VALUE_MAX),
+    target: capped(flatten(preview.target), SHOWN_VALUE_MAX),
+    recorded_as: capped(flatten(preview.recorded_as), SHOWN_VALUE_MAX),
+    fields: Object.fromEntries(
+      Object.entries(preview.fields).map(([name, value]) => [
+        neutralise(name, 64),
+        typeof value === "string" ? neutralise(value) : neutraliseDeep(value),
+      ]),
+    ),
+    ...(preview.warnings ? { warnings: preview.warnings.map((w) => flatten(w)) } : {}),
+  };
 }

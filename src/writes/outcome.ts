@@ -77,7 +77,7 @@ export function outcomeOf(intent: Intent): Outcome {
   }
 }
 
-/** A write the API applied whose answer was too large to read (src/writes/gate.ts). */
+/** A write the API applied whose answer was too large to read (src/writes/attempt.ts). */
 const unreadAnswer = (result: unknown) =>
   typeof (result as { answer_not_read?: unknown } | null)?.answer_not_read === "string";
 

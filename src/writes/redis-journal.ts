@@ -9,11 +9,11 @@ import {
   FINISHED_RETENTION_MS,
   type IntentStore,
   type OnQuarantine,
-  recoverable,
   SET_ASIDE,
   trust,
   UNSENT_DRAFT_GRACE_MS,
 } from "./journal.js";
+import { RedisQuarantine } from "./redis-quarantine.js";
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
 /** Abandoned deliveries taken up per look: the rest wait for the next one. */
@@ -109,17 +109,6 @@ redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'rev', rev)
 keep(KEYS[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4], 0)
 return rev`;
 
-/**
- * KEYS: intent, lease, open, quarantine. ARGV: doc, id, field. Moves the entry aside only if it
- * still holds the document found damaged: when replicas find it at once, one moves it.
- */
-const QUARANTINE = `
-if redis.call('HGET', KEYS[1], 'doc') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[4], ARGV[3], ARGV[1])
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('ZREM', KEYS[3], ARGV[2])
-return 1`;
-
 /** KEYS: open. ARGV: batch. Ids whose delivery lease has run out, on Redis's clock. */
 const LAPSED = `
 local t = redis.call('TIME')
@@ -136,12 +125,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(AR
  * write may be forgotten.
  */
 export class RedisJournal implements IntentStore {
-  /** Entries this replica moved to quarantine since it started. */
-  quarantined = 0;
-
-  private readonly logger?: Logger;
-  private readonly onQuarantine?: OnQuarantine;
-  private readonly fleet?: FleetCheck;
+  private readonly aside: RedisQuarantine;
 
   /**
    * `mac`: the intents' MAC key, derived from the fleet's shared PORTFOLIO_STATE_SECRET.
@@ -153,9 +137,17 @@ export class RedisJournal implements IntentStore {
     private readonly mac: IntentMac,
     options: { logger?: Logger; onQuarantine?: OnQuarantine; fleet?: FleetCheck } = {},
   ) {
-    this.logger = options.logger;
-    this.onQuarantine = options.onQuarantine;
-    this.fleet = options.fleet;
+    const keysOf = (id: string): [string, string, string] => [
+      this.intentKey(id),
+      this.leaseKey(id),
+      this.open,
+    ];
+    this.aside = new RedisQuarantine(redis, keysOf, options);
+  }
+
+  /** Entries this replica moved to quarantine since it started. */
+  get quarantined(): number {
+    return this.aside.count;
   }
 
   /** The confirmed writes not finished yet (sending, uncertain): what a start must finish. */
@@ -178,12 +170,12 @@ export class RedisJournal implements IntentStore {
     const stored = await this.redis.run((c) => c.hGetAll(this.intentKey(id)), "journal.read");
     if (stored.doc === undefined) {
       // Set aside earlier (by this replica or another): damaged, not unknown.
-      if (await this.inQuarantine(id)) throw new DamagedIntent(id, SET_ASIDE);
+      if (await this.aside.holds(id)) throw new DamagedIntent(id, SET_ASIDE);
       return null;
     }
     const intent = this.trusted(id, stored);
     if (typeof intent !== "string") return intent;
-    const otherSecret = await this.quarantine(id, intent, stored.doc);
+    const otherSecret = await this.aside.setAside(id, intent, stored.doc);
     throw otherSecret ? new DamagedIntent(id, otherSecret, false) : new DamagedIntent(id, intent);
   }
 
@@ -271,15 +263,6 @@ export class RedisJournal implements IntentStore {
     );
   }
 
-  private async inQuarantine(id: string): Promise<boolean> {
-    const key = this.redis.key("intents-quarantine");
-    const found = await this.redis.run(
-      (c) => c.hScan(key, "0", { MATCH: `${id}.*`, COUNT: 1000 }),
-      "journal.quarantine",
-    );
-    return found.entries.length > 0;
-  }
-
   /** The process that holds an intent's delivery lease, if any (for tests and doctor). */
   async leaseHolder(id: string): Promise<string | null> {
     return this.redis.run((c) => c.get(this.leaseKey(id)), "journal.lease");
@@ -299,7 +282,7 @@ export class RedisJournal implements IntentStore {
         intents.push(intent);
         continue;
       }
-      await this.quarantine(id, intent, stored.doc);
+      await this.aside.setAside(id, intent, stored.doc);
     }
     return intents;
   }
@@ -310,46 +293,6 @@ export class RedisJournal implements IntentStore {
     const rev = Number(stored.rev);
     if (!Number.isInteger(rev) || rev < 1) return "its revision is missing or not a number";
     return { ...intent, revision: rev };
-  }
-
-  /**
-   * Moves a damaged entry aside (kept whole for a person) and says what it seemed to hold; or,
-   * on a replica whose secret is not the fleet's, leaves it and returns why.
-   */
-  private async quarantine(id: string, problem: string, doc: string): Promise<string | null> {
-    const otherSecret = this.fleet ? await this.fleet.problem() : null;
-    if (otherSecret) {
-      this.logger?.error(
-        { intent: id },
-        `an intent did not verify and was left as it is: ${otherSecret}`,
-      );
-      return otherSecret;
-    }
-    const aside = `${id}.${Date.now()}`;
-    const moved = await this.redis.run(
-      (c) =>
-        c.eval(QUARANTINE, {
-          keys: [
-            this.intentKey(id),
-            this.leaseKey(id),
-            this.open,
-            this.redis.key("intents-quarantine"),
-          ],
-          arguments: [doc, id, aside],
-        }),
-      "journal.quarantine",
-    );
-    if (Number(moved) !== 1) return null; // another replica moved it first, or it changed
-    this.quarantined++;
-    this.onQuarantine?.("redis", problem);
-    const seen = recoverable(doc);
-    this.logger?.error(
-      { intent: id, quarantinedAs: aside, problem, ...seen },
-      seen.state === "sending" || seen.state === "uncertain"
-        ? "quarantined a damaged stored intent of a confirmed write that may not have been delivered: check it by hand"
-        : "quarantined a damaged stored intent",
-    );
-    return null;
   }
 
   /** The stored JSON, with its MAC; the revision lives beside it, where the scripts compare it. */

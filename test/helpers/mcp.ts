@@ -14,6 +14,7 @@ import type { ApiSettings, ConfirmMode } from "../../src/config.js";
 import { deliverability } from "../../src/inventory/deliverable.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
+import { RefusedOperations } from "../../src/toolkit/refusals.js";
 import type { BilledCalls } from "../../src/writes/billed.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { FileJournal } from "../../src/writes/journal.js";
@@ -93,6 +94,7 @@ export async function connectInMemory(sandbox: Sandbox, options: InMemoryOptions
       directory: new Directory(api),
       logger: logs.logger,
       exportDir: options.exportDir ?? null,
+      refusals: new RefusedOperations(),
       allowSensitive: new Set(options.allowSensitive ?? []),
       writes:
         gate && options.writes

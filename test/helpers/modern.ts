@@ -8,6 +8,7 @@ import type { ApiSettings, ConfirmMode } from "../../src/config.js";
 import { deliverability } from "../../src/inventory/deliverable.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
+import { RefusedOperations } from "../../src/toolkit/refusals.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { FileJournal } from "../../src/writes/journal.js";
 import { Sealer } from "../../src/writes/seal.js";
@@ -62,6 +63,8 @@ export async function connectModern(sandbox: Sandbox, options: ModernOptions = {
     undeliverable: deliverability(api.routes, { allowSensitive: new Set() }),
   });
   shared.sealer ??= await Sealer.open(shared.stateDir, null, clock);
+  // One memory of the API's refusals for every request's server, as a process keeps.
+  const refusals = new RefusedOperations();
   const handler = createMcpHandler(
     () =>
       createMcpServer(
@@ -70,6 +73,7 @@ export async function connectModern(sandbox: Sandbox, options: ModernOptions = {
           directory: new Directory(api),
           logger: logs.logger,
           exportDir: null,
+          refusals,
           writes: {
             gate: shared.gate as WriteGate,
             mode: options.mode ?? "auto",
