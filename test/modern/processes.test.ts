@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { untilBanner } from "../helpers/banner.js";
 import { MCP_HEADERS, rawRequest } from "../helpers/raw.js";
+import { REDIS_URL } from "../helpers/redis.js";
 
 /**
  * The real command, spoken to by the SDK's 2.x client pinned to 2026-07-28: over stdio, over
@@ -33,6 +35,51 @@ afterAll(async () => {
   );
   await sandbox.close();
 });
+
+/**
+ * A loopback port that accepts Redis connections and holds them, unanswered, until open():
+ * then each is piped to the real Redis.
+ */
+async function heldRedis() {
+  const held: Socket[] = [];
+  const all = new Set<Socket>();
+  let opened = false;
+  const upstream = new URL(REDIS_URL);
+  const pipeOn = (socket: Socket) => {
+    const real = connect(Number(upstream.port || 6379), upstream.hostname);
+    all.add(real);
+    socket.pipe(real).pipe(socket);
+    const end = () => {
+      socket.destroy();
+      real.destroy();
+    };
+    socket.on("error", end).on("close", end);
+    real.on("error", end).on("close", end);
+  };
+  let accepted = 0;
+  const server = createServer((socket) => {
+    accepted += 1;
+    all.add(socket);
+    if (opened) return pipeOn(socket);
+    held.push(socket);
+    socket.on("error", () => socket.destroy());
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    port: (server.address() as AddressInfo).port,
+    /** Connections made by the server to its Redis, held or piped. */
+    connections: () => accepted,
+    open() {
+      opened = true;
+      for (const socket of held.splice(0)) if (!socket.destroyed) pipeOn(socket);
+    },
+    async close() {
+      for (const socket of all) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 const env = () => ({
   ...(Object.fromEntries(
@@ -101,28 +148,42 @@ async function exercise(client: Client, asked: string[], dashboard: string) {
 }
 
 describe("the command, for a 2026-07-28 client", () => {
-  it("answers discovery before the embedded sandbox has started: a 1 s probe always lands on 2026-07-28", async () => {
-    // The probe runs on a sibling process the client spawns and kills once it has the answer;
-    // npm run bench:startup makes 50 such connects in a row.
-    for (let i = 0; i < 5; i++) {
+  it("answers discovery before the rest has started: the probe lands on 2026-07-28 while the server's Redis is still silent", async () => {
+    // Order, not time: the server's preparation (embedded sandbox, Redis, contract, API client)
+    // cannot finish while the gate holds its Redis connection, yet the client's probe of the
+    // protocol era is answered; what needs the rest waits for the gate to open, then is served.
+    const gate = await heldRedis();
+    try {
       const client = new Client(
         { name: "probing-client", version: "1.0.0" },
-        { versionNegotiation: { mode: "auto", probe: { timeoutMs: 1000 } } },
+        // The bound is only a ceiling for a loaded machine; the order is what is checked.
+        { versionNegotiation: { mode: "auto", probe: { timeoutMs: 30_000 } } },
       );
       await client.connect(
         new StdioClientTransport({
           command: process.execPath,
           args: [CLI, "--sandbox"],
-          env: { ...env(), PORTFOLIO_LOG_LEVEL: "error" },
+          env: {
+            ...env(),
+            PORTFOLIO_LOG_LEVEL: "error",
+            // Database 1: the connection's handshake selects it, so it waits for an answer.
+            PORTFOLIO_REDIS_URL: `redis://127.0.0.1:${gate.port}/1`,
+            PORTFOLIO_STATE_SECRET: "a".repeat(64),
+          },
         }),
       );
       try {
         expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
-        // What needs the rest waits for it, and is then served.
-        expect((await client.listTools()).tools.length).toBeGreaterThan(30);
+        const tools = client.listTools();
+        gate.open();
+        expect((await tools).tools.length).toBeGreaterThan(30);
+        // The preparation did go through the gate: it could not have finished before open().
+        expect(gate.connections()).toBeGreaterThan(0);
       } finally {
         await client.close();
       }
+    } finally {
+      await gate.close();
     }
   }, 60_000);
 
