@@ -4,9 +4,10 @@ import { AttemptLoop, type Sleep } from "../http/attempts.js";
 import { Cooldown } from "../http/cooldown.js";
 import { RedisShareStore } from "../http/redis-share.js";
 import { DEFAULT_RETRY_POLICY } from "../http/retry.js";
+import { LocalShareStore } from "../http/share-store.js";
 import { CooldownBroadcast } from "../http/shared-cooldown.js";
 import { createTransport, type Transport } from "../http/transport.js";
-import { LocalShareStore, type ShareEvents, UpstreamShare } from "../http/upstream-share.js";
+import { type ShareEvents, UpstreamShare } from "../http/upstream-share.js";
 import type { Logger } from "../log.js";
 import type { SharedRedis } from "../state/redis.js";
 
