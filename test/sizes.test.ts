@@ -28,7 +28,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/sandbox/server.ts createRequestHandler": 115,
   "src/sandbox/server.ts handle": 113,
   "src/app.ts startApp": 108,
-  "src/config.ts loadConfig": 100,
   "src/cli.ts main": 96,
   "src/sandbox/handlers/reports.ts buildInrevWorkbook": 88,
   "src/sandbox/server.ts runRoute": 85,
