@@ -31,7 +31,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/cli.ts main": 96,
   "src/sandbox/handlers/reports.ts buildInrevWorkbook": 88,
   "src/sandbox/server.ts runRoute": 85,
-  "src/transport/authenticate.ts Authenticator.authenticate": 84,
   "src/sandbox/handlers/operation-writes.ts prepareOperation": 80,
   "src/api/contract/load.ts normaliseContract": 78,
   "src/mcp/tools.ts installTools": 75,
