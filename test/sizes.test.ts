@@ -32,7 +32,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/sandbox/handlers/reports.ts buildInrevWorkbook": 88,
   "src/sandbox/server.ts runRoute": 85,
   "src/sandbox/handlers/operation-writes.ts prepareOperation": 80,
-  "src/mcp/tools.ts installTools": 75,
   "src/audit/sink.ts auditSink": 74,
   "src/doctor.ts runDoctor": 74,
   "src/sandbox/cli.ts runSandboxCommand": 71,
