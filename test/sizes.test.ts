@@ -33,7 +33,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/sandbox/server.ts runRoute": 85,
   "src/sandbox/handlers/operation-writes.ts prepareOperation": 80,
   "src/sandbox/cli.ts runSandboxCommand": 71,
-  "src/toolkit/read-tools.ts listTool": 71,
   "src/app.ts banner": 70,
   "src/http/attempts.ts AttemptLoop.run": 69,
   "src/server.ts installMcp": 68,
