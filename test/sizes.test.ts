@@ -34,7 +34,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/sandbox/handlers/operation-writes.ts prepareOperation": 80,
   "src/sandbox/cli.ts runSandboxCommand": 71,
   "src/app.ts banner": 70,
-  "src/transport/stdio.ts serveStdio": 67,
   "src/sandbox/handlers/calendar.ts handle": 66,
   "src/state/redis.ts connectRedis": 66,
   "src/http/transport.ts createTransport": 65,
