@@ -35,7 +35,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/sandbox/cli.ts runSandboxCommand": 71,
   "src/app.ts banner": 70,
   "src/sandbox/handlers/calendar.ts handle": 66,
-  "src/http/transport.ts createTransport": 65,
   "src/sandbox/contract/openapi.ts buildContract": 65,
   "src/transport/sessions.ts Sessions.handle": 63,
   "src/longtail/search.ts parseQuery": 62,
