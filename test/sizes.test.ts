@@ -36,7 +36,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/app.ts banner": 70,
   "src/sandbox/handlers/calendar.ts handle": 66,
   "src/sandbox/contract/openapi.ts buildContract": 65,
-  "src/longtail/search.ts parseQuery": 62,
 };
 
 interface Piece {
