@@ -445,92 +445,18 @@ export interface ConfigSources {
 
 export function loadConfig(sources: ConfigSources = {}): Config {
   const env = sources.env ?? process.env;
-  const merged: Record<string, unknown> = {};
-  for (const name of Object.keys(variables.shape))
-    merged[name] = sources.flags?.[name as VariableName] ?? env[name];
-  const parsed = variables.safeParse(merged);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues
-        .map((issue) => {
-          const { field, message } = describeIssue(issue);
-          return `${field}: ${message}`;
-        })
-        .join("; "),
-    );
-  }
-  const v = parsed.data;
+  const v = parseVariables(env, sources.flags);
   if (v.PORTFOLIO_REDIS_URL && !v.PORTFOLIO_STATE_SECRET)
     throw new ConfigError(
       "PORTFOLIO_STATE_SECRET: required with PORTFOLIO_REDIS_URL, the same on every replica (it authenticates the drafted writes they share and seals their confirmations)",
     );
   const replica = v.PORTFOLIO_REPLICA_ID ?? hostname();
-  let telemetry: TelemetrySettings;
-  try {
-    telemetry = telemetrySettings(env, replica);
-  } catch (error) {
-    if (error instanceof TelemetrySettingError) throw new ConfigError(error.message);
-    throw error;
-  }
-  if (v.PORTFOLIO_DELEGATED_USER_EMAIL && v.PORTFOLIO_DELEGATED_USER_ID) {
-    throw new ConfigError(
-      "PORTFOLIO_DELEGATED_USER_EMAIL and PORTFOLIO_DELEGATED_USER_ID: set at most one (the API refuses both headers)",
-    );
-  }
+  const telemetry = telemetryFrom(env, replica);
   return {
-    api: {
-      baseUrl: v.PORTFOLIO_API_BASE_URL,
-      keyId: v.PORTFOLIO_API_KEY_ID,
-      secret: v.PORTFOLIO_API_SECRET,
-      tokenPrefix: v.PORTFOLIO_TOKEN_PREFIX ?? DEFAULT_TOKEN_PREFIX,
-      delegationHeaderPrefix:
-        v.PORTFOLIO_DELEGATION_HEADER_PREFIX ?? DEFAULT_DELEGATION_HEADER_PREFIX,
-      delegatedUser: v.PORTFOLIO_DELEGATED_USER_EMAIL
-        ? { email: v.PORTFOLIO_DELEGATED_USER_EMAIL }
-        : v.PORTFOLIO_DELEGATED_USER_ID
-          ? { id: v.PORTFOLIO_DELEGATED_USER_ID }
-          : null,
-      routesFile: v.PORTFOLIO_ROUTES_FILE ?? null,
-      contractFile: v.PORTFOLIO_CONTRACT_FILE ?? null,
-      timeoutMs: v.PORTFOLIO_HTTP_TIMEOUT_SECONDS * 1000,
-      maxRetries: v.PORTFOLIO_MAX_RETRIES,
-      maxRetryWaitSeconds: v.PORTFOLIO_MAX_RETRY_WAIT_SECONDS,
-      rateLimitPerMinute: v.PORTFOLIO_API_RATE_LIMIT_PER_MINUTE,
-      sharePerClient: v.PORTFOLIO_API_SHARE_PER_CLIENT / 100,
-      maxInFlightPerClient: v.PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT,
-      maxResponseBytes: v.PORTFOLIO_MAX_RESPONSE_BYTES,
-    },
-    server: {
-      mcpToken: v.PORTFOLIO_MCP_TOKEN ?? null,
-      allowedOrigins: list(v.PORTFOLIO_MCP_ALLOWED_ORIGINS),
-      allowedHosts: list(v.PORTFOLIO_MCP_ALLOWED_HOSTS),
-      exportDir: v.PORTFOLIO_EXPORT_DIR ?? null,
-      clientsFile: v.PORTFOLIO_MCP_CLIENTS_FILE ?? null,
-      maxSessions: v.PORTFOLIO_MCP_MAX_SESSIONS,
-      maxSessionsPerClient: v.PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT,
-      sessionIdleSeconds: v.PORTFOLIO_MCP_SESSION_IDLE_SECONDS,
-      rateLimitPerMinute: v.PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE,
-      maxConnectionsPerPeer: v.PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER,
-      maxBodyBytes: v.PORTFOLIO_MCP_MAX_BODY_BYTES,
-      shutdownGraceSeconds: v.PORTFOLIO_SHUTDOWN_GRACE_SECONDS,
-      publicUrl: v.PORTFOLIO_PUBLIC_URL ?? null,
-      oauth: oauthSettings(v),
-    },
-    writes: {
-      readOnly: v.PORTFOLIO_READ_ONLY === "true" || v.PORTFOLIO_READ_ONLY === "1",
-      confirm: v.PORTFOLIO_CONFIRM ?? "auto",
-      confirmationTtlSeconds: v.PORTFOLIO_CONFIRMATION_TTL_SECONDS,
-      maxPendingDrafts: v.PORTFOLIO_MAX_PENDING_DRAFTS,
-      stateSecret: v.PORTFOLIO_STATE_SECRET ?? null,
-      allowSensitive: list(v.PORTFOLIO_ALLOW_SENSITIVE),
-    },
-    audit: {
-      file: v.PORTFOLIO_AUDIT_FILE ?? null,
-      identity: v.PORTFOLIO_AUDIT_IDENTITY ?? "hash",
-      arguments: v.PORTFOLIO_AUDIT_ARGUMENTS ?? "digest",
-      maxBytes: v.PORTFOLIO_AUDIT_MAX_MEGABYTES * 1_048_576,
-      replica,
-    },
+    api: apiSettings(v),
+    server: serverSettings(v),
+    writes: writeSettings(v),
+    audit: auditConfig(v, replica),
     telemetry,
     redis: v.PORTFOLIO_REDIS_URL
       ? { url: v.PORTFOLIO_REDIS_URL, prefix: v.PORTFOLIO_REDIS_PREFIX ?? DEFAULT_REDIS_PREFIX }
@@ -544,8 +470,109 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   };
 }
 
+type Variables = z.output<typeof variables>;
+
+/** The variables, a flag winning over the environment, checked at once: every error in one line. */
+function parseVariables(env: NodeJS.ProcessEnv, flags: ConfigSources["flags"]): Variables {
+  const merged: Record<string, unknown> = {};
+  for (const name of Object.keys(variables.shape))
+    merged[name] = flags?.[name as VariableName] ?? env[name];
+  const parsed = variables.safeParse(merged);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues
+        .map((issue) => {
+          const { field, message } = describeIssue(issue);
+          return `${field}: ${message}`;
+        })
+        .join("; "),
+    );
+  }
+  return parsed.data;
+}
+
+/** The OTEL_* settings, their errors told as configuration errors. */
+function telemetryFrom(env: NodeJS.ProcessEnv, replica: string): TelemetrySettings {
+  try {
+    return telemetrySettings(env, replica);
+  } catch (error) {
+    if (error instanceof TelemetrySettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+function apiSettings(v: Variables): ApiSettings {
+  if (v.PORTFOLIO_DELEGATED_USER_EMAIL && v.PORTFOLIO_DELEGATED_USER_ID) {
+    throw new ConfigError(
+      "PORTFOLIO_DELEGATED_USER_EMAIL and PORTFOLIO_DELEGATED_USER_ID: set at most one (the API refuses both headers)",
+    );
+  }
+  return {
+    baseUrl: v.PORTFOLIO_API_BASE_URL,
+    keyId: v.PORTFOLIO_API_KEY_ID,
+    secret: v.PORTFOLIO_API_SECRET,
+    tokenPrefix: v.PORTFOLIO_TOKEN_PREFIX ?? DEFAULT_TOKEN_PREFIX,
+    delegationHeaderPrefix:
+      v.PORTFOLIO_DELEGATION_HEADER_PREFIX ?? DEFAULT_DELEGATION_HEADER_PREFIX,
+    delegatedUser: v.PORTFOLIO_DELEGATED_USER_EMAIL
+      ? { email: v.PORTFOLIO_DELEGATED_USER_EMAIL }
+      : v.PORTFOLIO_DELEGATED_USER_ID
+        ? { id: v.PORTFOLIO_DELEGATED_USER_ID }
+        : null,
+    routesFile: v.PORTFOLIO_ROUTES_FILE ?? null,
+    contractFile: v.PORTFOLIO_CONTRACT_FILE ?? null,
+    timeoutMs: v.PORTFOLIO_HTTP_TIMEOUT_SECONDS * 1000,
+    maxRetries: v.PORTFOLIO_MAX_RETRIES,
+    maxRetryWaitSeconds: v.PORTFOLIO_MAX_RETRY_WAIT_SECONDS,
+    rateLimitPerMinute: v.PORTFOLIO_API_RATE_LIMIT_PER_MINUTE,
+    sharePerClient: v.PORTFOLIO_API_SHARE_PER_CLIENT / 100,
+    maxInFlightPerClient: v.PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT,
+    maxResponseBytes: v.PORTFOLIO_MAX_RESPONSE_BYTES,
+  };
+}
+
+function serverSettings(v: Variables): ServerSettings {
+  return {
+    mcpToken: v.PORTFOLIO_MCP_TOKEN ?? null,
+    allowedOrigins: list(v.PORTFOLIO_MCP_ALLOWED_ORIGINS),
+    allowedHosts: list(v.PORTFOLIO_MCP_ALLOWED_HOSTS),
+    exportDir: v.PORTFOLIO_EXPORT_DIR ?? null,
+    clientsFile: v.PORTFOLIO_MCP_CLIENTS_FILE ?? null,
+    maxSessions: v.PORTFOLIO_MCP_MAX_SESSIONS,
+    maxSessionsPerClient: v.PORTFOLIO_MCP_MAX_SESSIONS_PER_CLIENT,
+    sessionIdleSeconds: v.PORTFOLIO_MCP_SESSION_IDLE_SECONDS,
+    rateLimitPerMinute: v.PORTFOLIO_MCP_RATE_LIMIT_PER_MINUTE,
+    maxConnectionsPerPeer: v.PORTFOLIO_MCP_MAX_CONNECTIONS_PER_PEER,
+    maxBodyBytes: v.PORTFOLIO_MCP_MAX_BODY_BYTES,
+    shutdownGraceSeconds: v.PORTFOLIO_SHUTDOWN_GRACE_SECONDS,
+    publicUrl: v.PORTFOLIO_PUBLIC_URL ?? null,
+    oauth: oauthSettings(v),
+  };
+}
+
+function writeSettings(v: Variables): WriteSettings {
+  return {
+    readOnly: v.PORTFOLIO_READ_ONLY === "true" || v.PORTFOLIO_READ_ONLY === "1",
+    confirm: v.PORTFOLIO_CONFIRM ?? "auto",
+    confirmationTtlSeconds: v.PORTFOLIO_CONFIRMATION_TTL_SECONDS,
+    maxPendingDrafts: v.PORTFOLIO_MAX_PENDING_DRAFTS,
+    stateSecret: v.PORTFOLIO_STATE_SECRET ?? null,
+    allowSensitive: list(v.PORTFOLIO_ALLOW_SENSITIVE),
+  };
+}
+
+function auditConfig(v: Variables, replica: string): AuditConfig {
+  return {
+    file: v.PORTFOLIO_AUDIT_FILE ?? null,
+    identity: v.PORTFOLIO_AUDIT_IDENTITY ?? "hash",
+    arguments: v.PORTFOLIO_AUDIT_ARGUMENTS ?? "digest",
+    maxBytes: v.PORTFOLIO_AUDIT_MAX_MEGABYTES * 1_048_576,
+    replica,
+  };
+}
+
 /** The OAuth settings: all or nothing, each missing piece named. */
-function oauthSettings(v: z.output<typeof variables>): OAuthSettings | null {
+function oauthSettings(v: Variables): OAuthSettings | null {
   if (!v.PORTFOLIO_OAUTH_ISSUER) {
     const stray = (
       [

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { OperationId } from "./api/catalogue.js";
 import type { ApiClient } from "./api/client.js";
-import type { Config } from "./config.js";
+import type { Config, OAuthSettings } from "./config.js";
 import { userMessage } from "./errors.js";
 import { ApiError } from "./http/errors.js";
 import { allowlistTerms } from "./inventory/allowlist.js";
@@ -92,16 +92,7 @@ const PROBES: Probe[] = [
  * request the API must refuse, and tell "allowed" (404, 409, 422) from "refused" (403).
  */
 export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRow[]> {
-  const rows: CheckRow[] = [];
-  const user = config.api.delegatedUser;
-  rows.push({
-    check: "configuration",
-    status: config.warnings.length > 0 ? "failed" : "ok",
-    detail:
-      config.warnings.length > 0
-        ? config.warnings.join("; ")
-        : `${config.api.baseUrl}, key ${config.api.keyId}${config.api.routesFile ? `, routes from ${config.api.routesFile}` : ""}`,
-  });
+  const rows: CheckRow[] = [configurationRow(config)];
   // With Redis the journal lives there (its row counts the damaged entries), not in the directory.
   const keys = await StateKeys.existing(config.stateDir, config.writes.stateSecret);
   rows.push(
@@ -112,44 +103,11 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
   rows.push(auditRow(config));
   rows.push(telemetryRow(config));
   rows.push(...(await signInRows(config, api)));
-  try {
-    await api.tokens.get();
-    const offset = Math.round(api.tokens.clockOffsetMs / 1000);
-    rows.push({
-      check: "token exchange",
-      status: "ok",
-      detail: offset === 0 ? "signed in" : `signed in after correcting a clock gap of ${offset} s`,
-    });
-  } catch (error) {
-    rows.push({
-      check: "token exchange",
-      status: "failed",
-      detail: userMessage(error, "the token exchange"),
-    });
-    return rows; // nothing else can work without a bearer
-  }
-  if (!user) {
-    rows.push({
-      check: "delegated user",
-      status: "skipped",
-      detail: "none configured: the /users/me tools will refuse",
-    });
-  } else {
-    try {
-      const me = (await api.call("me_get", {})).data as { display_name?: string; id?: string };
-      rows.push({
-        check: "delegated user",
-        status: "ok",
-        detail: `acts for ${me.display_name ?? ""} (${me.id ?? "?"})`.trim(),
-      });
-    } catch (error) {
-      rows.push({
-        check: "delegated user",
-        status: "refused",
-        detail: userMessage(error, "reading the delegated user"),
-      });
-    }
-  }
+  const signedIn = await tokenRow(api);
+  rows.push(signedIn);
+  if (signedIn.status !== "ok") return rows; // nothing else can work without a bearer
+  const user = config.api.delegatedUser;
+  rows.push(user ? await delegatedUserRow(api) : NO_DELEGATED_USER);
   for (const probe of PROBES) {
     if (probe.delegated && !user) {
       rows.push({ check: probe.check, status: "skipped", detail: "no delegated user" });
@@ -164,6 +122,60 @@ export async function runDoctor(config: Config, api: ApiClient): Promise<CheckRo
     }
   }
   return rows;
+}
+
+function configurationRow(config: Config): CheckRow {
+  return {
+    check: "configuration",
+    status: config.warnings.length > 0 ? "failed" : "ok",
+    detail:
+      config.warnings.length > 0
+        ? config.warnings.join("; ")
+        : `${config.api.baseUrl}, key ${config.api.keyId}${config.api.routesFile ? `, routes from ${config.api.routesFile}` : ""}`,
+  };
+}
+
+/** Whether the key signs in, and whether our clock had to be corrected to do it. */
+async function tokenRow(api: ApiClient): Promise<CheckRow> {
+  try {
+    await api.tokens.get();
+    const offset = Math.round(api.tokens.clockOffsetMs / 1000);
+    return {
+      check: "token exchange",
+      status: "ok",
+      detail: offset === 0 ? "signed in" : `signed in after correcting a clock gap of ${offset} s`,
+    };
+  } catch (error) {
+    return {
+      check: "token exchange",
+      status: "failed",
+      detail: userMessage(error, "the token exchange"),
+    };
+  }
+}
+
+const NO_DELEGATED_USER: CheckRow = {
+  check: "delegated user",
+  status: "skipped",
+  detail: "none configured: the /users/me tools will refuse",
+};
+
+/** Whom the `/users/me*` calls act for, as the API names them. */
+async function delegatedUserRow(api: ApiClient): Promise<CheckRow> {
+  try {
+    const me = (await api.call("me_get", {})).data as { display_name?: string; id?: string };
+    return {
+      check: "delegated user",
+      status: "ok",
+      detail: `acts for ${me.display_name ?? ""} (${me.id ?? "?"})`.trim(),
+    };
+  } catch (error) {
+    return {
+      check: "delegated user",
+      status: "refused",
+      detail: userMessage(error, "reading the delegated user"),
+    };
+  }
 }
 
 async function journalRow(stateDir: string, keys: StateKeys | null): Promise<CheckRow> {
@@ -255,34 +267,7 @@ export async function signInRows(
 ): Promise<CheckRow[]> {
   const oauth = config.server.oauth;
   if (!oauth) return [];
-  const rows: CheckRow[] = [];
-  try {
-    const users = OAuthUsers.fromFile(
-      oauth.usersFile,
-      oauth.userClaim,
-      allowlistTerms(api.routes, {
-        readOnly: config.writes.readOnly,
-        allowSensitive: new Set(config.writes.allowSensitive),
-      }),
-    );
-    rows.push({
-      check: "sign-in users",
-      status: users.warnings.length > 0 ? "failed" : "ok",
-      detail:
-        users.warnings.join("; ") ||
-        `${users.size} user(s) in ${oauth.usersFile}, keyed by the ${oauth.userClaim} claim`,
-    });
-  } catch (error) {
-    rows.push({ check: "sign-in users", status: "failed", detail: (error as Error).message });
-  }
-  const audience =
-    oauth.audience ??
-    (config.server.publicUrl ? `${config.server.publicUrl}/mcp` : "the bound address's /mcp");
-  rows.push({
-    check: "sign-in audience",
-    status: "ok",
-    detail: `access tokens must be issued for ${audience}${config.server.publicUrl || oauth.audience ? "" : " (set PORTFOLIO_PUBLIC_URL behind a proxy)"}`,
-  });
+  const rows = [signInUsersRow(config, oauth, api), signInAudienceRow(config, oauth)];
   let jwksUri: string;
   try {
     const metadata = await discoverIssuer(oauth.issuer, fetchFn);
@@ -292,27 +277,71 @@ export async function signInRows(
     rows.push({ check: "sign-in issuer", status: "failed", detail: (error as Error).message });
     return rows;
   }
+  rows.push(await signingKeysRow(jwksUri, fetchFn));
+  return rows;
+}
+
+/** The users file: readable, and each entry as meant. */
+function signInUsersRow(
+  config: Config,
+  oauth: OAuthSettings,
+  api: Pick<ApiClient, "routes">,
+): CheckRow {
+  try {
+    const users = OAuthUsers.fromFile(
+      oauth.usersFile,
+      oauth.userClaim,
+      allowlistTerms(api.routes, {
+        readOnly: config.writes.readOnly,
+        allowSensitive: new Set(config.writes.allowSensitive),
+      }),
+    );
+    return {
+      check: "sign-in users",
+      status: users.warnings.length > 0 ? "failed" : "ok",
+      detail:
+        users.warnings.join("; ") ||
+        `${users.size} user(s) in ${oauth.usersFile}, keyed by the ${oauth.userClaim} claim`,
+    };
+  } catch (error) {
+    return { check: "sign-in users", status: "failed", detail: (error as Error).message };
+  }
+}
+
+/** The audience access tokens must carry. */
+function signInAudienceRow(config: Config, oauth: OAuthSettings): CheckRow {
+  const audience =
+    oauth.audience ??
+    (config.server.publicUrl ? `${config.server.publicUrl}/mcp` : "the bound address's /mcp");
+  return {
+    check: "sign-in audience",
+    status: "ok",
+    detail: `access tokens must be issued for ${audience}${config.server.publicUrl || oauth.audience ? "" : " (set PORTFOLIO_PUBLIC_URL behind a proxy)"}`,
+  };
+}
+
+/** The issuer publishes at least one public key a token could be checked with. */
+async function signingKeysRow(jwksUri: string, fetchFn: typeof fetch): Promise<CheckRow> {
   try {
     const response = await fetchFn(jwksUri, { signal: AbortSignal.timeout(5_000) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const { keys } = (await response.json()) as { keys?: Array<{ kty?: string; use?: string }> };
     const signing = (keys ?? []).filter((k) => k.kty !== "oct" && (k.use ?? "sig") === "sig");
-    rows.push({
+    return {
       check: "sign-in keys",
       status: signing.length > 0 ? "ok" : "failed",
       detail:
         signing.length > 0
           ? `${signing.length} signing key(s) at ${jwksUri}`
           : `no public signing key at ${jwksUri}: no token could be checked`,
-    });
+    };
   } catch (error) {
-    rows.push({
+    return {
       check: "sign-in keys",
       status: "failed",
       detail: `${jwksUri} cannot be read (${(error as Error).message})`,
-    });
+    };
   }
-  return rows;
 }
 
 async function runProbe(api: ApiClient, probe: Probe): Promise<CheckRow> {

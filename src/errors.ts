@@ -1,6 +1,6 @@
 import type { FieldError } from "./field-errors.js";
 import { ApiError } from "./http/errors.js";
-import { TURN_REFUSALS } from "./http/upstream-share.js";
+import { TURN_REFUSALS } from "./http/share-refusal.js";
 import { StoreUnavailable } from "./state/redis.js";
 
 const DELEGATION_REASONS: Record<string, string> = {

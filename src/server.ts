@@ -8,7 +8,7 @@ import type { Directory } from "./api/directory.js";
 import { offerFor } from "./api/offer.js";
 import type { ConfirmMode, DelegatedUser } from "./config.js";
 import type { Observer } from "./events.js";
-import { select } from "./inventory/index.js";
+import { type Selection, select } from "./inventory/index.js";
 import type { Logger } from "./log.js";
 import { installCompletions } from "./mcp/completions.js";
 import { type ConfirmationDeps, cardsAllowed, showsApps } from "./mcp/confirm.js";
@@ -94,18 +94,7 @@ export function installMcp(
   selection = selectionFor(deps, caller),
 ): void {
   const writes = caller.readOnly ? undefined : deps.writes;
-  const offer = selection.offer;
-  // What this caller may use, kept with each draft: a delivery re-checks it on any replica.
-  const grants: Grants = {
-    readOnly: caller.readOnly,
-    tools: caller.allowedTools ? [...caller.allowedTools].sort() : null,
-  };
-  const identify = (ctx: ServerContext): Caller => ({
-    sessionId: ctx.sessionId ?? caller.sessionId ?? "request",
-    client: caller.client ?? `stdio:${clientName(server, ctx)}`,
-    grants,
-    email: caller.email ?? null,
-  });
+  const identify = identifier(server, caller);
   // Every upstream request made while serving this caller counts against its share of the key.
   server.principalOf = (ctx) => identify(ctx).client;
   if (deps.observer)
@@ -118,7 +107,44 @@ export function installMcp(
         session: ctx.sessionId ?? caller.sessionId,
       }),
     };
-  const contextFor = (ctx: ServerContext): ToolContext => ({
+  const contextFor = toolContexts(deps, caller, selection, identify);
+  const confirmation: ConfirmationDeps | null = writes
+    ? { gate: writes.gate, mode: writes.mode, sealer: writes.sealer, caller: identify }
+    : null;
+
+  installTools(server, selection, contextFor, confirmation, deps.logger);
+  const views = viewsOffered(selection, cardsAllowed(confirmation));
+  installResources(server, selection, contextFor, deps.logger, views, (ctx) =>
+    showsApps(server, ctx),
+  );
+  installPrompts(server, selection, contextFor, deps.logger);
+  installCompletions(server, selection, deps.directory, deps.logger);
+}
+
+/** Who a request comes from, as the write gate records it with each draft. */
+function identifier(server: Server, caller: CallerSpec): (ctx: ServerContext) => Caller {
+  // What this caller may use, kept with each draft: a delivery re-checks it on any replica.
+  const grants: Grants = {
+    readOnly: caller.readOnly,
+    tools: caller.allowedTools ? [...caller.allowedTools].sort() : null,
+  };
+  return (ctx) => ({
+    sessionId: ctx.sessionId ?? caller.sessionId ?? "request",
+    client: caller.client ?? `stdio:${clientName(server, ctx)}`,
+    grants,
+    email: caller.email ?? null,
+  });
+}
+
+/** What a tool, resource or prompt of this caller runs with, for one request. */
+function toolContexts(
+  deps: ServerDeps,
+  caller: CallerSpec,
+  selection: Selection,
+  identify: (ctx: ServerContext) => Caller,
+): (ctx: ServerContext) => ToolContext {
+  const writes = caller.readOnly ? undefined : deps.writes;
+  return (ctx) => ({
     api: deps.api,
     session: {
       sessionId: ctx.sessionId ?? caller.sessionId ?? "request",
@@ -137,22 +163,11 @@ export function installMcp(
           billed: writes.billed ?? BILLED_HERE,
         }
       : undefined,
-    offer,
+    offer: selection.offer,
     directory: deps.directory,
     toolFor: (id) => selection.toolByOperation.get(id) ?? null,
     refusals: deps.refusals,
   });
-  const confirmation: ConfirmationDeps | null = writes
-    ? { gate: writes.gate, mode: writes.mode, sealer: writes.sealer, caller: identify }
-    : null;
-
-  installTools(server, selection, contextFor, confirmation, deps.logger);
-  const views = viewsOffered(selection, cardsAllowed(confirmation));
-  installResources(server, selection, contextFor, deps.logger, views, (ctx) =>
-    showsApps(server, ctx),
-  );
-  installPrompts(server, selection, contextFor, deps.logger);
-  installCompletions(server, selection, deps.directory, deps.logger);
 }
 
 /** The client's own name: from the 2026 request envelope, or what it said at initialize. */

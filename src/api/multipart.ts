@@ -3,14 +3,14 @@ import type { FieldError } from "../field-errors.js";
 import { invalidInput } from "../http/errors.js";
 
 /** A file as the model gives one in a multipart body (see contract/validators.ts). */
-interface FileField {
+export interface FileField {
   filename: string;
   content_type?: string;
   content_base64?: string;
   text?: string;
 }
 
-const isFile = (value: unknown): value is FileField =>
+export const isFile = (value: unknown): value is FileField =>
   typeof value === "object" && value !== null && "filename" in value;
 
 /** A CR, LF or NUL ends or breaks a header line: the rest would be a header of its own. */

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { readJsonFile } from "../json-file.js";
 import { hasDotSegment } from "./base-path.js";
 import {
   CATALOGUE,
@@ -105,12 +105,7 @@ function fromContract(op: ContractOperation): Operation {
 
 function readOverrides(file: string): Record<string, { method: HttpMethod; path: string }> {
   const fail = (why: string) => new RoutesFileError(`PORTFOLIO_ROUTES_FILE (${file}): ${why}`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    throw fail(`cannot be read as JSON (${(error as Error).message})`);
-  }
+  const raw = readJsonFile(file, fail);
   const parsed = overrideFile.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

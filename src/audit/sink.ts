@@ -6,7 +6,7 @@ import {
   type WriteEvent,
 } from "../events.js";
 import type { Logger } from "../log.js";
-import type { AuditTrail } from "./trail.js";
+import type { AuditEntry, AuditTrail } from "./trail.js";
 
 /**
  * The audit trail as an observer: one record per request that reads or changes data, per step
@@ -29,63 +29,68 @@ export function auditSink(
     request(e: RequestEvent) {
       if (!DATA_METHODS.has(e.method)) return; // tools/list and the like touch no data
       try {
-        trail.append(
-          {
-            event: "request",
-            ...actor(e),
-            method: e.method,
-            target: e.target ?? undefined,
-            operations: e.calls.map((c) => ({
-              id: c.operation,
-              status: c.status,
-              request_id: c.requestId,
-            })),
-            outcome: e.outcome,
-            ...(e.errorType ? { reason: e.errorType } : {}),
-            duration_ms: e.durationMs,
-            ...(e.traceId ? { trace_id: e.traceId } : {}),
-            arguments: e.arguments,
-          },
-          false,
-        );
+        trail.append(requestRecord(e), false);
       } catch (error) {
         lost("request", error);
       }
     },
     write(e: WriteEvent) {
       // Thrown when it cannot be written: the gate decides (a confirmation is then not acted on).
-      trail.append(
-        {
-          event: e.step,
-          ...actor(e),
-          method: e.step,
-          target: e.operation,
-          subject: e.subject,
-          intent: e.intent,
-          channel: e.channel,
-          idempotency_key: e.idempotencyKey,
-          outcome: e.outcome,
-          ...(e.reason ? { reason: e.reason } : {}),
-          ...(e.traceId ? { trace_id: e.traceId } : {}),
-        },
-        e.step !== "draft",
-      );
+      trail.append(writeRecord(e), e.step !== "draft");
     },
     signInRefused(e: SignInRefusal) {
       try {
-        trail.append(
-          {
-            event: "sign-in-refused",
-            ...(e.principal ? { principal: e.principal } : {}),
-            outcome: `${e.status}`,
-            reason: e.reason,
-          },
-          false,
-        );
+        trail.append(signInRefusalRecord(e), false);
       } catch (error) {
         lost("sign-in-refused", error);
       }
     },
+  };
+}
+
+/** A request that read or changed data: who, what, the upstream calls it made, how it ended. */
+function requestRecord(e: RequestEvent): AuditEntry {
+  return {
+    event: "request",
+    ...actor(e),
+    method: e.method,
+    target: e.target ?? undefined,
+    operations: e.calls.map((c) => ({
+      id: c.operation,
+      status: c.status,
+      request_id: c.requestId,
+    })),
+    outcome: e.outcome,
+    ...(e.errorType ? { reason: e.errorType } : {}),
+    duration_ms: e.durationMs,
+    ...(e.traceId ? { trace_id: e.traceId } : {}),
+    arguments: e.arguments,
+  };
+}
+
+/** One step of a write (draft, decision, delivery) with its intent and idempotency key. */
+function writeRecord(e: WriteEvent): AuditEntry {
+  return {
+    event: e.step,
+    ...actor(e),
+    method: e.step,
+    target: e.operation,
+    subject: e.subject,
+    intent: e.intent,
+    channel: e.channel,
+    idempotency_key: e.idempotencyKey,
+    outcome: e.outcome,
+    ...(e.reason ? { reason: e.reason } : {}),
+    ...(e.traceId ? { trace_id: e.traceId } : {}),
+  };
+}
+
+function signInRefusalRecord(e: SignInRefusal): AuditEntry {
+  return {
+    event: "sign-in-refused",
+    ...(e.principal ? { principal: e.principal } : {}),
+    outcome: `${e.status}`,
+    reason: e.reason,
   };
 }
 

@@ -52,77 +52,107 @@ export async function verifyChains(paths: string[]): Promise<ChainReport[]> {
 }
 
 async function verifyChain(replica: string, files: string[]): Promise<ChainReport> {
-  const report: ChainReport = {
-    replica,
-    files,
-    records: 0,
-    firstSeq: null,
-    lastSeq: null,
-    truncations: [],
-    startsAfter: null,
-    broken: null,
-  };
-  let last: { hash: string; seq: number } | null = null;
-  let cut: { file: string; line: number } | null = null;
-  // A place found missing: removed, unless the next record is the missing one (reordered).
-  let gap: { file: string; line: number; seq: number; missing: number } | null = null;
-  const fail = (file: string, line: number, seq: number | null, why: string) => {
-    report.broken = { file, line, seq, why };
-    return report;
-  };
-  for (const file of files) {
-    for await (const { text, number } of linesOf(file)) {
-      const record = parse(text);
-      if (!record) {
-        if (cut) return fail(cut.file, cut.line, null, "the record is not readable");
-        cut = { file, line: number };
-        continue;
-      }
-      // After a line a crash cut short, the next start says so: the chain goes on from the last
-      // complete record. Anywhere else, an unreadable line breaks the chain.
-      if (cut && record.event === "chain-resumed") {
-        report.truncations.push({ ...cut, resumed: true });
-        cut = null;
-      }
-      if (cut) return fail(cut.file, cut.line, null, "the record is not readable");
-      const where = `record ${record.seq} (${file}:${number})`;
-      if (gap) return fail(gap.file, gap.line, gap.seq, gapReason(gap, record.seq === gap.missing));
-      if (last === null) {
-        report.firstSeq = record.seq;
-        if (record.prev !== GENESIS) report.startsAfter = record.prev;
-      } else if (record.seq > last.seq + 1) {
-        gap = { file, line: number, seq: record.seq, missing: last.seq + 1 };
-        continue;
-      } else if (record.seq <= last.seq) {
-        return fail(
-          file,
-          number,
-          record.seq,
-          `${where} comes after record ${last.seq}: records were reordered or repeated`,
-        );
-      } else if (record.prev !== last.hash) {
-        return fail(
-          file,
-          number,
-          record.seq,
-          `record ${last.seq} was changed: ${where} names another hash`,
-        );
-      }
-      last = { hash: hashOfLine(text), seq: record.seq };
-      report.records++;
-      report.lastSeq = record.seq;
-    }
+  const walk = new ChainWalk(replica, files);
+  for (const file of files)
+    for await (const { text, number } of linesOf(file))
+      if (!walk.take(file, number, text)) return walk.report;
+  walk.finish();
+  return walk.report;
+}
+
+type Gap = { file: string; line: number; seq: number; missing: number };
+
+/** One replica's chain, line by line: what holds so far, and the first break. */
+class ChainWalk {
+  readonly report: ChainReport;
+  private last: { hash: string; seq: number } | null = null;
+  /** A line a crash may have cut short: fine if the next start says so. */
+  private cut: { file: string; line: number } | null = null;
+  /** A place found missing: removed, unless the next record is the missing one (reordered). */
+  private gap: Gap | null = null;
+
+  constructor(replica: string, files: string[]) {
+    this.report = {
+      replica,
+      files,
+      records: 0,
+      firstSeq: null,
+      lastSeq: null,
+      truncations: [],
+      startsAfter: null,
+      broken: null,
+    };
   }
-  if (gap) return fail(gap.file, gap.line, gap.seq, gapReason(gap, false));
-  if (cut) report.truncations.push({ ...cut, resumed: false });
-  return report;
+
+  /** Takes one line; false once the chain is broken (the report says where and why). */
+  take(file: string, number: number, text: string): boolean {
+    const record = parse(text);
+    if (!record) {
+      if (this.cut)
+        return this.fail(this.cut.file, this.cut.line, null, "the record is not readable");
+      this.cut = { file, line: number };
+      return true;
+    }
+    // After a line a crash cut short, the next start says so: the chain goes on from the last
+    // complete record. Anywhere else, an unreadable line breaks the chain.
+    if (this.cut && record.event === "chain-resumed") {
+      this.report.truncations.push({ ...this.cut, resumed: true });
+      this.cut = null;
+    }
+    if (this.cut)
+      return this.fail(this.cut.file, this.cut.line, null, "the record is not readable");
+    const gap = this.gap;
+    if (gap)
+      return this.fail(gap.file, gap.line, gap.seq, gapReason(gap, record.seq === gap.missing));
+    return this.place(record, file, number, text);
+  }
+
+  /** The end of the last file: a gap left open was a removal; a cut last line is reported. */
+  finish(): void {
+    const gap = this.gap;
+    if (gap) this.fail(gap.file, gap.line, gap.seq, gapReason(gap, false));
+    else if (this.cut) this.report.truncations.push({ ...this.cut, resumed: false });
+  }
+
+  /** A readable record in its place: the next one, naming the hash of the one before. */
+  private place(record: AuditRecord, file: string, number: number, text: string): boolean {
+    const last = this.last;
+    const where = `record ${record.seq} (${file}:${number})`;
+    if (last === null) {
+      this.report.firstSeq = record.seq;
+      if (record.prev !== GENESIS) this.report.startsAfter = record.prev;
+    } else if (record.seq > last.seq + 1) {
+      this.gap = { file, line: number, seq: record.seq, missing: last.seq + 1 };
+      return true;
+    } else if (record.seq <= last.seq) {
+      return this.fail(
+        file,
+        number,
+        record.seq,
+        `${where} comes after record ${last.seq}: records were reordered or repeated`,
+      );
+    } else if (record.prev !== last.hash) {
+      return this.fail(
+        file,
+        number,
+        record.seq,
+        `record ${last.seq} was changed: ${where} names another hash`,
+      );
+    }
+    this.last = { hash: hashOfLine(text), seq: record.seq };
+    this.report.records++;
+    this.report.lastSeq = record.seq;
+    return true;
+  }
+
+  private fail(file: string, line: number, seq: number | null, why: string): false {
+    this.report.broken = { file, line, seq, why };
+    return false;
+  }
 }
 
 /** A place found missing: reordered when the next record is the missing one, else removed. */
-function gapReason(
-  gap: { file: string; line: number; seq: number; missing: number },
-  missingComesNext: boolean,
-): string {
+function gapReason(gap: Gap, missingComesNext: boolean): string {
   const at = `record ${gap.seq} (${gap.file}:${gap.line})`;
   return missingComesNext
     ? `${at} comes before record ${gap.missing}: records were reordered`

@@ -1,34 +1,14 @@
-import { randomUUID } from "node:crypto";
-import { type AttemptLoop, cancelled, EXCHANGE_OPERATION, type Timing } from "../http/attempts.js";
-import { ApiError, answerTooLarge, errorFromReply } from "../http/errors.js";
+import { cancelled, EXCHANGE_OPERATION } from "../http/attempts.js";
+import { ApiError } from "../http/errors.js";
 import { asPrincipal, SIGN_IN_PRINCIPAL } from "../http/principal.js";
-import type { HttpReply } from "../http/transport.js";
-import type { Logger } from "../log.js";
 import { traced } from "../telemetry/tracing.js";
-import { bearerExpiry, renewalMarginMs } from "./expiry.js";
+import { TokenExchange, type TokenExchangeOptions } from "./exchange.js";
 import type { Bearer, SharedBearerStore } from "./shared-bearer.js";
-import { exchangeMessage, newNonce, signExchange } from "./signer.js";
 
-export { EXCHANGE_OPERATION };
-
-/** A `Date` header this far from our clock (beyond its 1 s resolution) means our clock is off. */
-const CLOCK_GAP_THRESHOLD_MS = 2_000;
 /** Never hand out a bearer this close to its end: it could expire on the wire. */
 const EXPIRY_GUARD_MS = 1_000;
 
-export interface TokenManagerOptions {
-  baseUrl: string;
-  keyId: string;
-  secret: string;
-  prefix: string;
-  /** The attempt loop every call to the API goes through (shared cooldown and retries). */
-  loop: AttemptLoop;
-  logger: Logger;
-  clock: () => number;
-  /** Told of every bearer issued, so logs can scrub it. */
-  onBearer?: (token: string) => void;
-  /** Removes known secrets from upstream text before it is kept on an error. */
-  scrub?: (text: string) => string;
+export interface TokenManagerOptions extends TokenExchangeOptions {
   /** The fleet's bearer and renewal lock (Redis): one exchange for every replica. */
   shared?: SharedBearerStore;
 }
@@ -46,13 +26,18 @@ const SHARED_WAIT_MS = 20_000;
 export class TokenManager {
   private current: Bearer | null = null;
   private inflight: Promise<Bearer> | null = null;
-  private serverOffsetMs = 0;
   /** The last bearer the API refused: never taken back from the shared store. */
   private refused: string | null = null;
-  /** Signed exchanges sent (each with its own nonce). */
-  exchanges = 0;
+  private readonly exchange: TokenExchange;
 
-  constructor(private readonly options: TokenManagerOptions) {}
+  constructor(private readonly options: TokenManagerOptions) {
+    this.exchange = new TokenExchange(options);
+  }
+
+  /** Signed exchanges sent (each with its own nonce). */
+  get exchanges(): number {
+    return this.exchange.exchanges;
+  }
 
   /** A bearer valid for the next call. */
   async get(signal?: AbortSignal): Promise<string> {
@@ -82,7 +67,7 @@ export class TokenManager {
 
   /** The clock correction learnt from the server's `Date` header (server minus local). */
   get clockOffsetMs(): number {
-    return this.serverOffsetMs;
+    return this.exchange.clockOffsetMs;
   }
 
   private renew(): Promise<Bearer> {
@@ -92,7 +77,9 @@ export class TokenManager {
       // Its span is a child of the request that found the bearer due (none in the background).
       const span = { childOnly: true, attributes: { "portfolio.bearer.shared": !!shared } };
       this.inflight = asPrincipal(SIGN_IN_PRINCIPAL, () =>
-        traced("bearer renewal", span, () => (shared ? this.renewShared(shared) : this.exchange())),
+        traced("bearer renewal", span, () =>
+          shared ? this.renewShared(shared) : this.exchange.run(),
+        ),
       )
         .then((bearer) => {
           this.current = bearer;
@@ -131,7 +118,7 @@ export class TokenManager {
           try {
             const again = await shared.read(); // renewed between our read and our lock
             if (usable(again)) return this.adopt(again);
-            const bearer = await this.exchange();
+            const bearer = await this.exchange.run();
             if (!(await shared.publish(bearer, lock)))
               logger.warn({ op: EXCHANGE_OPERATION }, "renewal lock lost; bearer kept locally");
             return bearer;
@@ -150,107 +137,12 @@ export class TokenManager {
         "shared bearer store unavailable; exchanging alone",
       );
     }
-    return this.exchange();
+    return this.exchange.run();
   }
 
   private adopt(bearer: Bearer): Bearer {
     this.options.onBearer?.(bearer.token);
     return bearer;
-  }
-
-  /**
-   * One signed exchange through the shared attempt loop: a fresh nonce and timestamp on every
-   * attempt (no signed payload is sent twice), and one more attempt after a 401 whose Date shows
-   * our clock is off. Nobody's signal cancels it: many callers may be waiting for it.
-   */
-  private async exchange(): Promise<Bearer> {
-    let clockCorrected = false;
-    const exchange = {
-      operationId: EXCHANGE_OPERATION,
-      requestId: `pmcp-${randomUUID()}`,
-      route: "/auth/token",
-      upstream: this.options.baseUrl,
-      build: () => this.signedExchange(),
-      again: (reply: HttpReply, timing: Timing) => {
-        if (reply.status !== 401 || clockCorrected) return false;
-        clockCorrected = this.learnClockOffset(reply, timing.sentAt, timing.receivedAt);
-        return clockCorrected;
-      },
-    };
-    const { reply, receivedAt } = await this.options.loop.run(exchange);
-    const unread = answerTooLarge(reply, {
-      operationId: EXCHANGE_OPERATION,
-      requestId: exchange.requestId,
-      upstream: this.options.baseUrl,
-    });
-    if (unread) throw unread;
-    if (reply.status === 200) return this.bearerFrom(reply, receivedAt);
-    throw errorFromReply(
-      reply,
-      {
-        operationId: EXCHANGE_OPERATION,
-        requestId: reply.headers["x-request-id"] ?? exchange.requestId,
-        upstream: this.options.baseUrl,
-      },
-      this.options.scrub,
-      this.options.clock(),
-    );
-  }
-
-  /** The exchange request: the current (corrected) time and a new nonce, signed. */
-  private signedExchange() {
-    const { keyId, secret, prefix, baseUrl, clock } = this.options;
-    const timestamp = Math.floor((clock() + this.serverOffsetMs) / 1000);
-    const nonce = newNonce();
-    const signature = signExchange(secret, exchangeMessage(prefix, keyId, timestamp, nonce));
-    this.exchanges++;
-    return {
-      method: "POST",
-      url: `${baseUrl}/auth/token`,
-      headers: { "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify({ key_id: keyId, timestamp, nonce, signature }),
-    };
-  }
-
-  /** True when the answer's `Date` shows our clock is off by more than its resolution. */
-  private learnClockOffset(reply: HttpReply, sentAt: number, receivedAt: number): boolean {
-    const serverNow = Date.parse(reply.headers.date ?? "");
-    if (Number.isNaN(serverNow)) return false;
-    const offset = serverNow - (sentAt + receivedAt) / 2;
-    if (Math.abs(offset - this.serverOffsetMs) <= CLOCK_GAP_THRESHOLD_MS) return false;
-    this.options.logger.warn(
-      { op: EXCHANGE_OPERATION, clockOffsetMs: Math.round(offset) },
-      "correcting for clock skew",
-    );
-    this.serverOffsetMs = offset;
-    return true;
-  }
-
-  private bearerFrom(reply: HttpReply, receivedAt: number): Bearer {
-    let body: Record<string, unknown> | null = null;
-    try {
-      body = JSON.parse(reply.body.toString("utf8")) as Record<string, unknown>;
-    } catch {}
-    const token = body?.access_token;
-    if (typeof token !== "string" || token === "") {
-      throw new ApiError("The token exchange answered without an access_token.", {
-        code: "unexpected_response",
-        operationId: EXCHANGE_OPERATION,
-        status: reply.status,
-      });
-    }
-    this.options.onBearer?.(token);
-    const expiresAtMs = bearerExpiry({
-      expiresAt: body?.expires_at,
-      expiresIn: body?.expires_in,
-      receivedAtMs: receivedAt,
-      serverOffsetMs: this.serverOffsetMs,
-    });
-    return {
-      token,
-      expiresAtMs,
-      renewAtMs: expiresAtMs - renewalMarginMs(expiresAtMs - receivedAt),
-    };
   }
 }
 

@@ -46,36 +46,22 @@ const cardToken = z
  */
 export const confirmation: Domain = {
   tools: [
-    defineTool({
-      kind: "run",
+    twoStep({
       name: "confirm_write",
       title: "Confirm a drafted write",
       description:
         "Sends a drafted write, exactly as previewed, once. Call it only after the user has seen that preview and said yes; never on your own initiative. Confirming again returns the recorded result.",
-      family: "confirmation",
       annotations: SENDS,
       operations: WRITE_OPERATIONS,
-      settles: "two-step",
-      output: outcomeSchema,
-      input: z.strictObject({ confirmation_id: confirmationId }),
-      run: async ({ confirmation_id }, ctx) => ({
-        structured: outcomeOf(await confirmDraft(ctx, confirmation_id, "two-step")),
-      }),
+      settle: (id, ctx) => confirmDraft(ctx, id, "two-step"),
     }),
-    defineTool({
-      kind: "run",
+    twoStep({
       name: "cancel_write",
       title: "Cancel a drafted write",
       description: "Drops a drafted write that was not confirmed; nothing is sent.",
-      family: "confirmation",
       annotations: DROPS,
       operations: [],
-      settles: "two-step",
-      output: outcomeSchema,
-      input: z.strictObject({ confirmation_id: confirmationId }),
-      run: async ({ confirmation_id }, ctx) => ({
-        structured: outcomeOf(await cancelDraft(ctx, confirmation_id, "two-step")),
-      }),
+      settle: (id, ctx) => cancelDraft(ctx, id, "two-step"),
     }),
     cardButton({
       name: "app_confirm_write",
@@ -97,15 +83,38 @@ export const confirmation: Domain = {
   ],
 };
 
-/** A button of the confirmation card: it acts only on the draft its sealed token names. */
-function cardButton(button: {
+/** What a settling tool says of itself: the rest follows from how it settles. */
+interface Settling {
   name: string;
   title: string;
   description: string;
   annotations: ToolAnnotations;
   operations: readonly OperationId[];
-  press(intent: Intent, ctx: ToolContext): Promise<Intent>;
-}) {
+}
+
+/** A tool of the model's two-step pair: it acts on the draft whose spelled-out id it is given. */
+function twoStep(tool: Settling & { settle(id: string, ctx: ToolContext): Promise<Intent> }) {
+  return defineTool({
+    kind: "run",
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    family: "confirmation",
+    annotations: tool.annotations,
+    operations: tool.operations,
+    settles: "two-step",
+    output: outcomeSchema,
+    input: z.strictObject({ confirmation_id: confirmationId }),
+    run: async ({ confirmation_id }, ctx) => ({
+      structured: outcomeOf(await tool.settle(confirmation_id, ctx)),
+    }),
+  });
+}
+
+/** A button of the confirmation card: it acts only on the draft its sealed token names. */
+function cardButton(
+  button: Settling & { press(intent: Intent, ctx: ToolContext): Promise<Intent> },
+) {
   return defineTool({
     kind: "run",
     name: button.name,

@@ -11,7 +11,7 @@ import {
   shouldRetry,
 } from "./retry.js";
 import { type HttpReply, type HttpRequest, NetworkError, type Transport } from "./transport.js";
-import type { UpstreamShare } from "./upstream-share.js";
+import type { UpstreamPermit, UpstreamShare } from "./upstream-share.js";
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -75,116 +75,112 @@ export class AttemptLoop {
   }
 
   async run(exchange: Exchange): Promise<Attempted> {
-    const { clock, policy, random } = this.options;
-    const started = clock();
+    const started = this.options.clock();
     let retries = 0;
     for (let attempt = 1; ; attempt++) {
-      const waitFrom = clock();
-      await this.waitForCooldown(exchange);
-      const turn = await this.options.share.acquire(exchange);
-      let sentAt = clock();
-      let reply: HttpReply;
-      try {
-        // Built in its turn, however long that took: the bearer is current when it leaves.
-        const request = await exchange.build();
-        await this.waitForCooldown(exchange); // one that began while this call waited its turn
-        sentAt = clock();
-        reply = await this.send(exchange, request, attempt, sentAt - waitFrom);
-      } catch (error) {
-        turn.release();
-        if (!(error instanceof NetworkError)) throw error;
-        const failure = error;
-        this.log(exchange, null, sentAt, attempt);
-        if (failure.kind === "aborted") throw cancelled(exchange);
-        const wait = retryDelayMs(retries, null, policy, random);
-        const outcome = { kind: "network" as const, code: failure.kind };
-        if (failure.kind !== "other" && this.mayRetry(outcome, retries, started, wait)) {
-          retries++;
-          await this.pause(wait, exchange);
-          continue;
-        }
-        throw new ApiError(
-          `The Partner API at ${exchange.upstream} could not be reached for ${exchange.operationId}: ${failure.message}.`,
-          {
-            code: failure.kind === "timeout" ? "timeout" : "network_error",
-            operationId: exchange.operationId,
-            requestId: exchange.requestId,
-            detail: failure.message,
-            upstream: exchange.upstream,
-          },
-        );
+      const tried = await this.attempt(exchange, attempt);
+      if (tried instanceof NetworkError) {
+        const wait = this.networkRetry(tried, exchange, retries, started);
+        retries++;
+        await this.pause(wait, exchange);
+        continue;
       }
-      turn.release();
-      const receivedAt = clock();
-      this.log(exchange, reply.status, sentAt, attempt);
+      const { reply, sentAt, receivedAt, turn } = tried;
       if (reply.status >= 200 && reply.status < 300)
         return { reply, sentAt, receivedAt, attempts: attempt };
       if (exchange.again?.(reply, { sentAt, receivedAt })) continue;
-
-      const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], clock());
-      if (reply.status === 429) {
-        this.options.cooldown.extend(retryAfterMs ?? 1_000);
-        turn.throttled(retryAfterMs ?? 1_000); // this principal drew it: slowed first
-      }
-      const wait = retryDelayMs(retries, retryAfterMs, policy, random);
-      const inProgress =
-        reply.status === 409 &&
-        isInProgressConflict(
-          409,
-          reasonCodeOf(reply.body, reply.headers["content-type"] ?? ""),
-          reply.headers["retry-after"],
-        );
-      const outcome = { kind: "status" as const, status: reply.status, inProgress };
-      if (this.mayRetry(outcome, retries, started, wait)) {
-        retries++;
-        if (reply.status !== 429) await this.pause(wait, exchange); // a 429 waits in the cooldown
-        continue;
-      }
-      return { reply, sentAt, receivedAt, attempts: attempt };
+      const wait = this.statusRetry(reply, turn, retries, started);
+      if (wait === null) return { reply, sentAt, receivedAt, attempts: attempt };
+      retries++;
+      if (reply.status !== 429) await this.pause(wait, exchange); // a 429 waits in the cooldown
     }
   }
 
   /**
-   * One attempt on the wire, in a client span of the request that caused it (OpenTelemetry HTTP
-   * conventions: method, route template, status, resend count; the API's request id, the wait
-   * before it, a 429's Retry-After), which the request carries as its `traceparent`.
+   * One attempt in its principal's turn: the request built then (the bearer is current when it
+   * leaves), sent once any cooldown is over. A network failure is returned, to be judged.
    */
-  private send(
+  private async attempt(
     exchange: Exchange,
-    request: Omit<HttpRequest, "signal">,
     attempt: number,
-    waitedMs: number,
-  ): Promise<HttpReply> {
-    const start = {
-      kind: "client" as const,
-      childOnly: true,
-      attributes: {
-        "http.request.method": request.method,
-        "url.template": exchange.route,
-        "http.request.resend_count": attempt > 1 ? attempt - 1 : undefined,
-        "portfolio.operation.id": exchange.operationId,
-        "portfolio.upstream.request_id": exchange.requestId,
-        "portfolio.upstream.waited_ms": waitedMs > 0 ? Math.round(waitedMs) : undefined,
+  ): Promise<(Timing & { reply: HttpReply; turn: UpstreamPermit }) | NetworkError> {
+    const { clock } = this.options;
+    const waitFrom = clock();
+    await this.waitForCooldown(exchange);
+    const turn = await this.options.share.acquire(exchange);
+    let sentAt = clock();
+    let reply: HttpReply;
+    try {
+      const request = await exchange.build();
+      await this.waitForCooldown(exchange); // one that began while this call waited its turn
+      sentAt = clock();
+      reply = await sendInSpan(
+        this.options.transport,
+        exchange,
+        request,
+        attempt,
+        sentAt - waitFrom,
+      );
+    } catch (error) {
+      turn.release();
+      if (!(error instanceof NetworkError)) throw error;
+      this.log(exchange, null, sentAt, attempt);
+      if (error.kind === "aborted") throw cancelled(exchange);
+      return error;
+    }
+    turn.release();
+    const receivedAt = clock();
+    this.log(exchange, reply.status, sentAt, attempt);
+    return { reply, sentAt, receivedAt, turn };
+  }
+
+  /** The wait before retrying after a network failure, or the error that ends the call. */
+  private networkRetry(
+    failure: NetworkError,
+    exchange: Exchange,
+    retries: number,
+    started: number,
+  ): number {
+    const wait = retryDelayMs(retries, null, this.options.policy, this.options.random);
+    const outcome = { kind: "network" as const, code: failure.kind };
+    if (failure.kind !== "other" && this.mayRetry(outcome, retries, started, wait)) return wait;
+    throw new ApiError(
+      `The Partner API at ${exchange.upstream} could not be reached for ${exchange.operationId}: ${failure.message}.`,
+      {
+        code: failure.kind === "timeout" ? "timeout" : "network_error",
+        operationId: exchange.operationId,
+        requestId: exchange.requestId,
+        detail: failure.message,
+        upstream: exchange.upstream,
       },
-    };
-    const name = `${request.method} ${exchange.route ?? exchange.operationId}`;
-    return traced(name, start, async (span) => {
-      // This attempt's span, or the request's when it is not sampled (the flag says so).
-      const traceparent = activeTraceparent();
-      const headers = traceparent ? { ...request.headers, traceparent } : request.headers;
-      try {
-        const reply = await this.options.transport.send({
-          ...request,
-          headers,
-          signal: exchange.signal,
-        });
-        if (span) describeReply(span, reply);
-        return reply;
-      } catch (error) {
-        if (error instanceof NetworkError) span?.fail(error.kind); // timeout, connection…
-        throw error;
-      }
-    });
+    );
+  }
+
+  /**
+   * The wait before retrying after an error status, or null when the answer is final. A 429
+   * starts the key's cooldown and slows the principal that drew it first.
+   */
+  private statusRetry(
+    reply: HttpReply,
+    turn: UpstreamPermit,
+    retries: number,
+    started: number,
+  ): number | null {
+    const retryAfterMs = parseRetryAfter(reply.headers["retry-after"], this.options.clock());
+    if (reply.status === 429) {
+      this.options.cooldown.extend(retryAfterMs ?? 1_000);
+      turn.throttled(retryAfterMs ?? 1_000);
+    }
+    const wait = retryDelayMs(retries, retryAfterMs, this.options.policy, this.options.random);
+    const inProgress =
+      reply.status === 409 &&
+      isInProgressConflict(
+        409,
+        reasonCodeOf(reply.body, reply.headers["content-type"] ?? ""),
+        reply.headers["retry-after"],
+      );
+    const outcome = { kind: "status" as const, status: reply.status, inProgress };
+    return this.mayRetry(outcome, retries, started, wait) ? wait : null;
   }
 
   private mayRetry(
@@ -254,6 +250,50 @@ export class AttemptLoop {
       exchange.operationId === EXCHANGE_OPERATION ? "token exchange" : "upstream call",
     );
   }
+}
+
+/**
+ * One attempt on the wire, in a client span of the request that caused it (OpenTelemetry HTTP
+ * conventions: method, route template, status, resend count; the API's request id, the wait
+ * before it, a 429's Retry-After), which the request carries as its `traceparent`.
+ */
+function sendInSpan(
+  transport: Transport,
+  exchange: Exchange,
+  request: Omit<HttpRequest, "signal">,
+  attempt: number,
+  waitedMs: number,
+): Promise<HttpReply> {
+  const start = {
+    kind: "client" as const,
+    childOnly: true,
+    attributes: {
+      "http.request.method": request.method,
+      "url.template": exchange.route,
+      "http.request.resend_count": attempt > 1 ? attempt - 1 : undefined,
+      "portfolio.operation.id": exchange.operationId,
+      "portfolio.upstream.request_id": exchange.requestId,
+      "portfolio.upstream.waited_ms": waitedMs > 0 ? Math.round(waitedMs) : undefined,
+    },
+  };
+  const name = `${request.method} ${exchange.route ?? exchange.operationId}`;
+  return traced(name, start, async (span) => {
+    // This attempt's span, or the request's when it is not sampled (the flag says so).
+    const traceparent = activeTraceparent();
+    const headers = traceparent ? { ...request.headers, traceparent } : request.headers;
+    try {
+      const reply = await transport.send({
+        ...request,
+        headers,
+        signal: exchange.signal,
+      });
+      if (span) describeReply(span, reply);
+      return reply;
+    } catch (error) {
+      if (error instanceof NetworkError) span?.fail(error.kind); // timeout, connection…
+      throw error;
+    }
+  });
 }
 
 /** What an answer says on its attempt's span: the status, and a refusal's type and wait. */

@@ -14,7 +14,7 @@ import {
   type Verdict,
   type WaitReason,
 } from "./share-math.js";
-import { LocalShareStore, type ShareStore } from "./upstream-share.js";
+import { LocalShareStore, type ShareStore } from "./share-store.js";
 
 /** Buckets nobody touched for this long are dropped (a learnt factor has long recovered). */
 const BUCKET_TTL_MS = 600_000;

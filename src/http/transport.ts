@@ -135,31 +135,79 @@ export interface Transport {
   close(): Promise<void>;
 }
 
+interface TransportOptions {
+  timeoutMs: number;
+  connectTimeoutMs?: number;
+  /** A larger answer is not read: Content-Length is checked, then the bytes as they come. */
+  maxResponseBytes?: number;
+}
+
 /**
  * undici with keep-alive and the three timeouts: connect, response headers, response body.
  * undici is loaded on the first request, not at startup: importing it is the largest single
  * cost of a cold start, and a client launching the server waits for `initialize`, not for it.
  */
-export function createTransport(options: {
-  timeoutMs: number;
-  connectTimeoutMs?: number;
-  /** A larger answer is not read: Content-Length is checked, then the bytes as they come. */
-  maxResponseBytes?: number;
-}): Transport {
+export function createTransport(options: TransportOptions): Transport {
   const limitBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  let loaded: Promise<{ agent: Agent; request: typeof import("undici").request }> | null = null;
-  const load = () => {
-    loaded ??= import("undici")
+  const undici = new LazyUndici(options);
+  return {
+    async send(req) {
+      const { agent, request } = await undici.get();
+      try {
+        const res = await request(req.url, {
+          method: req.method as "GET",
+          headers: req.headers,
+          body: req.body,
+          signal: req.signal,
+          dispatcher: agent,
+        });
+        const headers = flatHeaders(res.headers);
+        const body = await readCapped(res.body, headers["content-length"], limitBytes);
+        return body === null
+          ? { status: res.statusCode, headers, body: Buffer.alloc(0), tooLarge: { limitBytes } }
+          : { status: res.statusCode, headers, body };
+      } catch (error) {
+        throw classifyNetworkError(error, req.signal);
+      }
+    },
+    close: () => undici.close(),
+  };
+}
+
+/** Header names in lower case, repeated values joined. */
+function flatHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (value !== undefined)
+      headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return headers;
+}
+
+interface Undici {
+  agent: Agent;
+  request: typeof import("undici").request;
+}
+
+/** undici and one agent, loaded on first use; a failed load is tried again, never cached. */
+class LazyUndici {
+  private loaded: Promise<Undici> | null = null;
+
+  constructor(private readonly options: TransportOptions) {}
+
+  get(): Promise<Undici> {
+    this.loaded ??= import("undici")
       .then((module) => {
         // Bundlers may hand a CommonJS package back as its default export only.
         const { Agent, request } = (
           "Agent" in module ? module : (module as { default: typeof module }).default
         ) as typeof module;
+        const { timeoutMs, connectTimeoutMs } = this.options;
         return {
           agent: new Agent({
-            connect: { timeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000) },
-            headersTimeout: options.timeoutMs,
-            bodyTimeout: options.timeoutMs,
+            connect: { timeout: connectTimeoutMs ?? Math.min(timeoutMs, 10_000) },
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
             keepAliveTimeout: 4_000,
             keepAliveMaxTimeout: 30_000,
             // undici 8 negotiates HTTP/2 over TLS by default; retries, timeouts and the error
@@ -170,38 +218,14 @@ export function createTransport(options: {
         };
       })
       .catch((error: unknown) => {
-        loaded = null; // a failed load is tried again on the next request, never cached
+        this.loaded = null;
         throw error;
       });
-    return loaded;
-  };
-  return {
-    async send(req) {
-      const { agent, request } = await load();
-      try {
-        const res = await request(req.url, {
-          method: req.method as "GET",
-          headers: req.headers,
-          body: req.body,
-          signal: req.signal,
-          dispatcher: agent,
-        });
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value !== undefined)
-            headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-        }
-        const body = await readCapped(res.body, headers["content-length"], limitBytes);
-        return body === null
-          ? { status: res.statusCode, headers, body: Buffer.alloc(0), tooLarge: { limitBytes } }
-          : { status: res.statusCode, headers, body };
-      } catch (error) {
-        throw classifyNetworkError(error, req.signal);
-      }
-    },
-    close: async () => {
-      const current = await loaded?.catch(() => null);
-      await current?.agent.close();
-    },
-  };
+    return this.loaded;
+  }
+
+  async close(): Promise<void> {
+    const current = await this.loaded?.catch(() => null);
+    await current?.agent.close();
+  }
 }

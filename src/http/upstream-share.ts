@@ -1,88 +1,9 @@
 import { ApiError, cancelled } from "./errors.js";
 import { currentCaller, SERVER_PRINCIPAL } from "./principal.js";
-import {
-  type Bucket,
-  type Decision,
-  decide,
-  FRESH_BUCKET,
-  factorAt,
-  idle,
-  intervals,
-  KEY_DECREASE,
-  KEY_FLOOR,
-  learn,
-  PRINCIPAL_DECREASE,
-  PRINCIPAL_FLOOR,
-  type ShareLimits,
-  type Verdict,
-  type WaitReason,
-} from "./share-math.js";
-
-/**
- * Where the buckets live: this process (LocalShareStore) or the fleet's Redis
- * (RedisShareStore). A grant registers `member` as one of the principal's requests in flight
- * until it is released (or, on Redis, until its lease lapses with the replica that held it).
- */
-export interface ShareStore {
-  take(principal: string, member: string): Promise<Verdict>;
-  release(principal: string, member: string): void;
-  /** A request of this principal drew a 429: slow it, and the key, for a while. */
-  throttled(principal: string, retryAfterMs: number): void;
-  /** The fraction of the configured key rate in force, as last seen (1: all of it). */
-  readonly keyFactor: number;
-}
-
-/** The buckets of one process. In-flight requests are counted by the lanes, before asking. */
-export class LocalShareStore implements ShareStore {
-  private key: Bucket = FRESH_BUCKET;
-  private readonly principals = new Map<string, Bucket>();
-  private takes = 0;
-
-  constructor(
-    private readonly limits: ShareLimits,
-    private readonly clock: () => number = Date.now,
-  ) {}
-
-  get keyFactor(): number {
-    return factorAt(this.key, this.clock());
-  }
-
-  async take(principal: string): Promise<Verdict> {
-    return this.takeNow(principal);
-  }
-
-  takeNow(principal: string): Decision {
-    const now = this.clock();
-    const decision = decide(
-      this.limits,
-      this.key,
-      this.principals.get(principal) ?? FRESH_BUCKET,
-      0,
-      now,
-    );
-    if (decision.go) {
-      this.key = decision.key;
-      this.principals.set(principal, decision.principal);
-    }
-    // Principals come and go (sessions, sign-ins): forget the ones that owe nothing.
-    if (++this.takes % 1024 === 0)
-      for (const [name, bucket] of this.principals)
-        if (idle(bucket, now)) this.principals.delete(name);
-    return decision;
-  }
-
-  release(): void {}
-
-  throttled(principal: string, retryAfterMs: number): void {
-    const now = this.clock();
-    this.key = learn(this.key, retryAfterMs, KEY_DECREASE, KEY_FLOOR, now);
-    const bucket = this.principals.get(principal) ?? FRESH_BUCKET;
-    this.principals.set(
-      principal,
-      learn(bucket, retryAfterMs, PRINCIPAL_DECREASE, PRINCIPAL_FLOOR, now),
-    );
-  }
-}
+import { Lane, type Waiter } from "./share-lane.js";
+import { intervals, type ShareLimits, type WaitReason } from "./share-math.js";
+import { turnRefusal } from "./share-refusal.js";
+import type { ShareStore } from "./share-store.js";
 
 export interface ShareSettings extends ShareLimits {
   /** The longest a piece of work (an MCP request) waits for its turns, from when it began. */
@@ -107,28 +28,6 @@ export interface TurnRequest {
   operationId: string;
   requestId: string;
   signal?: AbortSignal;
-}
-
-interface Waiter {
-  /** When the work began: older work goes first, so walks finish rather than all crawl. */
-  order: number;
-  deadline: number;
-  since: number;
-  /** Why it waits, once it has had to. */
-  reason: WaitReason | null;
-  what: TurnRequest;
-  settle(outcome: UpstreamPermit | ApiError): void;
-}
-
-/** One principal's requests on this replica: a queue, and those in flight. */
-interface Lane {
-  waiting: Waiter[];
-  inFlight: number;
-  pumping: boolean;
-  /** The principal's interval between requests, as last decided (for estimates). */
-  intervalMs: number;
-  /** Ends the pump's nap: a turn was given back, the head left. */
-  wake: (() => void) | null;
 }
 
 const MEMBER_PREFIX = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
@@ -171,8 +70,7 @@ export class UpstreamShare {
     const now = this.clock();
     const lane = this.lane(principal);
     const order = caller?.startedAt ?? now;
-    let at = lane.waiting.findIndex((w) => w.order > order);
-    if (at === -1) at = lane.waiting.length;
+    const at = lane.placeFor(order);
     const full = lane.inFlight >= this.settings.maxInFlight;
     const waiter: Waiter = {
       order,
@@ -192,7 +90,7 @@ export class UpstreamShare {
     }
     return new Promise<UpstreamPermit>((resolve, reject) => {
       const onAbort = () => {
-        if (this.leave(lane, waiter)) reject(cancelled(what));
+        if (lane.leave(waiter)) reject(cancelled(what));
       };
       const expiry = setTimeout(() => this.expire(principal, lane, waiter), waiter.deadline - now);
       expiry.unref();
@@ -212,7 +110,7 @@ export class UpstreamShare {
     let lane = this.lanes.get(principal);
     if (!lane) {
       const { principal: intervalMs } = intervals(this.settings, 1, 1);
-      lane = { waiting: [], inFlight: 0, pumping: false, intervalMs, wake: null };
+      lane = new Lane(intervalMs);
       this.lanes.set(principal, lane);
     }
     return lane;
@@ -234,7 +132,7 @@ export class UpstreamShare {
             continue;
           }
           head.reason = "in_flight";
-          await this.nap(lane, head.deadline - this.clock());
+          await lane.nap(head.deadline - this.clock());
           continue;
         }
         const member = `${MEMBER_PREFIX}-${++this.members}`;
@@ -255,7 +153,7 @@ export class UpstreamShare {
           continue;
         }
         served.reason = decision.reason;
-        await this.nap(lane, Math.min(decision.waitMs, Math.max(0, served.deadline - now)));
+        await lane.nap(Math.min(decision.waitMs, Math.max(0, served.deadline - now)));
       }
     } finally {
       lane.pumping = false;
@@ -289,7 +187,7 @@ export class UpstreamShare {
         released = true;
         lane.inFlight--;
         store.release(principal, member);
-        lane.wake?.();
+        lane.wakeUp();
         this.forget(principal, lane);
       },
     });
@@ -302,7 +200,7 @@ export class UpstreamShare {
     reason: WaitReason,
     waitMs: number,
   ) {
-    this.leave(lane, waiter);
+    lane.leave(waiter);
     waiter.settle(this.refusal(principal, waiter.what, reason, waitMs));
   }
 
@@ -313,33 +211,10 @@ export class UpstreamShare {
     this.refuse(principal, lane, waiter, waiter.reason ?? "client_share", at * lane.intervalMs);
   }
 
-  /** Takes a waiter out of the queue; false when it was no longer there. */
-  private leave(lane: Lane, waiter: Waiter): boolean {
-    const at = lane.waiting.indexOf(waiter);
-    if (at === -1) return false;
-    lane.waiting.splice(at, 1);
-    if (at === 0) lane.wake?.();
-    return true;
-  }
-
   private forget(principal: string, lane: Lane) {
-    if (!lane.pumping && lane.waiting.length === 0 && lane.inFlight === 0)
-      this.lanes.delete(principal);
+    if (lane.idle) this.lanes.delete(principal);
   }
 
-  private nap(lane: Lane, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        if (lane.wake === done) lane.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      lane.wake = done;
-    });
-  }
-
-  /** The one sentence of a refused turn: which limit, its setting, when to retry. */
   private refusal(
     principal: string,
     what: TurnRequest,
@@ -347,46 +222,6 @@ export class UpstreamShare {
     waitMs: number,
   ): ApiError {
     this.events.refused?.(reason);
-    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    const detail = explain(reason, principal, this.settings, this.store.keyFactor);
-    return new ApiError(`${what.operationId} was not sent: ${detail}; retry in ${seconds} s.`, {
-      code: "rate_limited",
-      operationId: what.operationId,
-      requestId: what.requestId,
-      retryAfterSeconds: seconds,
-      reasonCode: reason,
-      detail,
-    });
+    return turnRefusal(what, principal, reason, waitMs, this.settings, this.store.keyFactor);
   }
 }
-
-/** Why a turn was refused, naming the setting that decides it. */
-function explain(
-  reason: WaitReason,
-  principal: string,
-  settings: ShareSettings,
-  keyFactor: number,
-): string {
-  const [who, has, its] = principal.startsWith(SERVER_PRINCIPAL)
-    ? ["this server's own requests (sign-in, lookups)", "have", "their"]
-    : ["this client", "has", "its"];
-  const rate =
-    keyFactor < 1
-      ? `${settings.perMinute} requests a minute, lowered to ${Math.floor(settings.perMinute * keyFactor)} after the API's 429s`
-      : `${settings.perMinute} requests a minute`;
-  switch (reason) {
-    case "client_share":
-      return `${who} ${has} used ${its} share of the Partner API key's rate (PORTFOLIO_API_SHARE_PER_CLIENT: ${Math.round(settings.share * 100)} % of PORTFOLIO_API_RATE_LIMIT_PER_MINUTE, ${rate})`;
-    case "key_rate":
-      return `the Partner API key's rate is in use by every client together (PORTFOLIO_API_RATE_LIMIT_PER_MINUTE: ${rate})`;
-    case "in_flight":
-      return `${who} already ${has} ${settings.maxInFlight} request${settings.maxInFlight === 1 ? "" : "s"} to the Partner API under way (PORTFOLIO_API_MAX_IN_FLIGHT_PER_CLIENT)`;
-  }
-}
-
-/** Refusals of a turn carry one of these reason codes, and no HTTP status: nothing was sent. */
-export const TURN_REFUSALS: ReadonlySet<string> = new Set<WaitReason>([
-  "client_share",
-  "key_rate",
-  "in_flight",
-]);

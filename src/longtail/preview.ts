@@ -1,4 +1,5 @@
 import type { Operation } from "../api/catalogue.js";
+import { type FileField, isFile } from "../api/multipart.js";
 import { sensitivity } from "../api/offer.js";
 import { record } from "../api/response.js";
 import type { ToolContext } from "../toolkit/definitions.js";
@@ -196,17 +197,7 @@ function shownFields(values: Record<string, unknown>): Record<string, unknown> {
   );
 }
 
-interface FileValue {
-  filename: string;
-  content_type?: string;
-  content_base64?: string;
-  text?: string;
-}
-
-const isFile = (value: unknown): value is FileValue =>
-  typeof value === "object" && value !== null && "filename" in value;
-
-function describeFile(file: FileValue): string {
+function describeFile(file: FileField): string {
   const bytes =
     file.content_base64 !== undefined
       ? Buffer.from(file.content_base64, "base64").length

@@ -207,8 +207,21 @@ function queryWords(text: string, lex: Lexicon): QueryWord[] {
 function parseQuery(text: string): Query {
   const lex = compiledLexicon();
   const query = queryWords(text, lex);
-  const surface = query.map((q) => q.word);
-  const stems = surface.map(stem);
+  const concepts = conceptsOf(query, lex);
+  // A request's verb of change leads its clause ("acquitte l'alerte", "…, close it"); other
+  // ones describe records: "la note que j'ai ajoutée", "l'import lancé", "en attente de
+  // confirmation".
+  const isChange = (c: Concept) =>
+    [c.typed ?? "", ...c.expansions].some((t) => lex.writeVerbs.has(t));
+  concepts.sort((a, b) => a.position - b.position);
+  const verb = concepts.find((c) => isChange(c) && c.imperative);
+  for (const c of concepts) if (c !== verb && isChange(c)) c.weight *= LATER_VERB_WEIGHT;
+  return { concepts, intent: intentOf(text, query, verb) };
+}
+
+/** What the query's words mean: its expressions first, then each word left on its own. */
+function conceptsOf(query: QueryWord[], lex: Lexicon): Concept[] {
+  const stems = query.map((q) => stem(q.word));
   const concepts: Concept[] = [];
   const used = new Array<boolean>(stems.length).fill(false);
 
@@ -245,26 +258,21 @@ function parseQuery(text: string): Query {
         imperative: leads && !participle,
       });
   });
+  return concepts;
+}
 
-  // A request's verb of change leads its clause ("acquitte l'alerte", "…, close it"); other
-  // ones describe records: "la note que j'ai ajoutée", "l'import lancé", "en attente de
-  // confirmation".
-  const isChange = (c: Concept) =>
-    [c.typed ?? "", ...c.expansions].some((t) => lex.writeVerbs.has(t));
-  concepts.sort((a, b) => a.position - b.position);
-  const verb = concepts.find((c) => isChange(c) && c.imperative);
-  for (const c of concepts) if (c !== verb && isChange(c)) c.weight *= LATER_VERB_WEIGHT;
-
-  // Asking or changing: whichever the request says first ("quelles sont nos couleurs de
-  // marque ?" asks). A question mark asks, unless it only makes a request polite ("can you
-  // acknowledge it?"). Names and content do not count.
+/**
+ * Asking or changing: whichever the request says first ("quelles sont nos couleurs de
+ * marque ?" asks). A question mark asks, unless it only makes a request polite ("can you
+ * acknowledge it?"). Names and content do not count.
+ */
+function intentOf(text: string, query: QueryWord[], verb: Concept | undefined): Query["intent"] {
   const questionWord = query.findIndex((q) => q.weight === 1 && READ_CUES.has(q.word));
   const polite = query.slice(0, 3).some((q) => POLITE_CUES.has(q.word));
   const questionMark = text.trim().endsWith("?") && !polite ? 0 : Infinity;
   const asksAt = questionWord >= 0 ? questionWord : questionMark;
   const changesAt = verb !== undefined && verb.weight === 1 ? verb.position : Infinity;
-  const intent = asksAt < changesAt ? "read" : changesAt < asksAt ? "write" : null;
-  return { concepts, intent };
+  return asksAt < changesAt ? "read" : changesAt < asksAt ? "write" : null;
 }
 
 /** An operation id typed by the user: the whole query, or a word of it with an underscore. */

@@ -30,7 +30,7 @@ export async function shapeAnswer(
   result: ApiResult,
   ctx: ToolContext,
 ): Promise<ToolOutput<ReadAnswer>> {
-  const answer = await shaped(op, path, query, result, ctx);
+  const answer = await shaped({ op, path, query, result }, ctx);
   // What to do next with what was read: the items' follow-ups, or a created job's status read.
   const next = op.contract?.creates ? statusRead(op, ctx) : followUps(op.path, ctx);
   if (next.length === 0) return answer;
@@ -41,13 +41,17 @@ export async function shapeAnswer(
   };
 }
 
+/** The answer itself: a file, a page of items, or one record, each within the budget. */
 async function shaped(
-  op: Operation,
-  path: Record<string, unknown>,
-  query: Record<string, unknown>,
-  result: ApiResult,
+  read: {
+    op: Operation;
+    path: Record<string, unknown>;
+    query: Record<string, unknown>;
+    result: ApiResult;
+  },
   ctx: ToolContext,
 ): Promise<ToolOutput<ReadAnswer>> {
+  const { op, path, query, result } = read;
   const base = { operation: op.id, status: result.status };
   if (Buffer.isBuffer(result.data))
     return fileAnswer(op, path, result.data, result.contentType, base);

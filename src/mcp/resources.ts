@@ -8,13 +8,25 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { asListPage } from "../api/response.js";
-import { APP_CSP, APP_MIME_TYPE, APP_VIEWS, type AppViewName, appHtml } from "../apps/catalog.js";
+import {
+  APP_CSP,
+  APP_MIME_TYPE,
+  APP_VIEWS,
+  type AppView,
+  type AppViewName,
+  appHtml,
+} from "../apps/catalog.js";
 import { invalidArguments } from "../errors.js";
 import { describeIssue } from "../field-errors.js";
 import type { Selection } from "../inventory/index.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";
-import type { ResourceDefinition, ToolContext } from "../toolkit/definitions.js";
+import type {
+  ResourceDefinition,
+  RunTool,
+  ToolContext,
+  ToolDefinition,
+} from "../toolkit/definitions.js";
 import { failed, failureKind, logFailure } from "./failures.js";
 import { familyIcons } from "./icons.js";
 import { type CompiledTemplate, compileTemplate } from "./uri-template.js";
@@ -59,30 +71,16 @@ export function installResources(
   appsShown: (ctx: ServerContext) => boolean = () => false,
 ): void {
   const toolByName = new Map(selection.tools.map((t) => [t.name, t]));
-  const listed = (r: ResourceDefinition) => ({
-    name: r.name,
-    title: r.title,
-    description: r.description,
-    mimeType: r.mimeType,
-    icons: familyIcons(r.family),
-  });
   const templates = selection.resources.filter(isTemplate).map((r) => ({
     uriTemplate: r.uri,
-    ...listed(r),
+    ...listing(r),
   }));
-  const appViews = views.map((name) => APP_VIEWS[name]);
   const fixed: Resource[] = selection.resources
     .filter((r) => !isTemplate(r))
-    .map((r) => ({ uri: r.uri, ...listed(r) }));
+    .map((r) => ({ uri: r.uri, ...listing(r) }));
+  const appViews = views.map((name) => APP_VIEWS[name]);
   // Listed to clients that render MCP Apps; readable by any (a host may fetch one ahead).
-  const viewResources: Resource[] = appViews.map((view) => ({
-    uri: view.uri,
-    name: view.name,
-    title: view.title,
-    description: view.description,
-    mimeType: APP_MIME_TYPE,
-    _meta: { ui: { csp: APP_CSP } },
-  }));
+  const viewResources = appViews.map(viewListing);
   const listsOperations = toolByName.has("get_operation") && toolByName.has("list_operations");
 
   server.setRequestHandler("resources/templates/list", () => ({ resourceTemplates: templates }));
@@ -98,49 +96,81 @@ export function installResources(
   server.setRequestHandler("resources/read", async (request, ctx): Promise<ReadResourceResult> => {
     const uri = request.params.uri;
     const view = appViews.find((v) => v.uri === uri);
-    if (view)
-      return {
-        contents: [
-          {
-            uri,
-            mimeType: APP_MIME_TYPE,
-            text: appHtml(view.name),
-            _meta: { ui: { csp: APP_CSP, prefersBorder: true } },
-          },
-        ],
-      };
-    const found = matchResource(selection.resources, uri);
-    if (!found)
-      throw new ResourceNotFoundError(uri, `No resource ${uri}; see resources/templates/list.`);
-    const { resource, variables } = found;
-    const tool = toolByName.get(resource.tool);
-    if (tool?.kind !== "run")
-      throw new ProtocolError(
-        ProtocolErrorCode.InternalError,
-        `Resource ${resource.name} has no tool.`,
-      );
-    const parsed = tool.input.safeParse(toArguments(variables));
-    if (!parsed.success) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        invalidArguments(
-          `The resource ${uri}`,
-          parsed.error.issues.map((i) => describeIssue(i)),
-          "read",
-        ),
-      );
-    }
+    if (view) return viewContents(view);
+    const { resource, tool, args } = resolveRead(selection.resources, toolByName, uri);
     const context = contextFor(ctx);
     try {
       const content = resource.read
         ? await resource.read(context)
-        : { text: JSON.stringify((await tool.run(parsed.data, context)).structured) };
+        : { text: JSON.stringify((await tool.run(args, context)).structured) };
       // Data written by others: nothing in it may hide from whoever reads it.
       return { contents: [{ uri, mimeType: resource.mimeType, ...neutraliseDeep(content) }] };
     } catch (error) {
       return failed("resources/read", error, uri, logger);
     }
   });
+}
+
+/** What resources/list and resources/templates/list say of a resource, its address aside. */
+const listing = (r: ResourceDefinition) => ({
+  name: r.name,
+  title: r.title,
+  description: r.description,
+  mimeType: r.mimeType,
+  icons: familyIcons(r.family),
+});
+
+const viewListing = (view: AppView): Resource => ({
+  uri: view.uri,
+  name: view.name,
+  title: view.title,
+  description: view.description,
+  mimeType: APP_MIME_TYPE,
+  _meta: { ui: { csp: APP_CSP } },
+});
+
+const viewContents = (view: AppView): ReadResourceResult => ({
+  contents: [
+    {
+      uri: view.uri,
+      mimeType: APP_MIME_TYPE,
+      text: appHtml(view.name),
+      _meta: { ui: { csp: APP_CSP, prefersBorder: true } },
+    },
+  ],
+});
+
+/**
+ * The resource a URI names, the tool it reads through and that tool's arguments, or the
+ * protocol error saying why there is none.
+ */
+function resolveRead(
+  resources: readonly ResourceDefinition[],
+  toolByName: ReadonlyMap<string, ToolDefinition>,
+  uri: string,
+): { resource: ResourceDefinition; tool: RunTool; args: Record<string, unknown> } {
+  const found = matchResource(resources, uri);
+  if (!found)
+    throw new ResourceNotFoundError(uri, `No resource ${uri}; see resources/templates/list.`);
+  const { resource, variables } = found;
+  const tool = toolByName.get(resource.tool);
+  if (tool?.kind !== "run")
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `Resource ${resource.name} has no tool.`,
+    );
+  const parsed = tool.input.safeParse(toArguments(variables));
+  if (!parsed.success) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      invalidArguments(
+        `The resource ${uri}`,
+        parsed.error.issues.map((i) => describeIssue(i)),
+        "read",
+      ),
+    );
+  }
+  return { resource, tool, args: parsed.data };
 }
 
 function toArguments(variables: Record<string, string>): Record<string, unknown> {

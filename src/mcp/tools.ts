@@ -149,57 +149,76 @@ export function installTools(
   server.setRequestHandler(
     "tools/call",
     async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
-      const tool = byName.get(request.params.name);
-      if (!tool) {
-        const hidden = whyNotOffered(request.params.name, selection);
-        if (hidden)
-          throw new ProtocolError(
-            ProtocolErrorCode.InvalidParams,
-            `Tool ${request.params.name} is not offered here: ${hidden}.`,
-          );
-        const near = closest(request.params.name, byName.keys());
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          `Unknown tool ${request.params.name}${near ? `; did you mean ${near}?` : "; see tools/list."}`,
-        );
-      }
-      const way = tool.settles === undefined ? undefined : wayOf(ctx);
-      if (way !== undefined && tool.settles !== way)
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          tool.settles === "app"
-            ? `Tool ${tool.name} is not offered here: it is the Confirm or Cancel button of the confirmation card, for clients that show MCP Apps.`
-            : way === "app"
-              ? `Tool ${tool.name} is not offered here: this client confirms writes in the card shown with each draft, where the person presses Confirm or Cancel.`
-              : `Tool ${tool.name} is not offered here: this server has writes confirmed only in the client's own confirmation form or card (PORTFOLIO_CONFIRM leaves two-step out).`,
-        );
-      // Checked before zod, whose recursive walk would overflow the stack on deep nesting.
-      const deep = tooDeep(request.params.arguments ?? {});
-      const refused = (text: string) =>
-        failed("tools/call", new ArgumentsRefused(text), tool.name, logger);
-      if (deep) return refused(invalidArguments(tool.name, [deep]));
-      const args = normaliseArguments(tool.input, request.params.arguments ?? {});
-      const parsed = tool.input.safeParse(args);
-      if (!parsed.success) {
-        const known = Object.keys(tool.input.shape);
-        return refused(
-          invalidArguments(
-            tool.name,
-            parsed.error.issues.map((issue) => withSuggestion(describeIssue(issue), known)),
-          ),
-        );
-      }
+      const tool = offeredTool(request.params.name, byName, selection);
+      if (tool.settles !== undefined) checkSettlingWay(tool, wayOf(ctx));
+      const checked = checkedArguments(tool, request.params.arguments ?? {});
+      if (!checked.ok)
+        return failed("tools/call", new ArgumentsRefused(checked.refusal), tool.name, logger);
       const context = contextFor(ctx);
       try {
         if (tool.kind === "draft") {
-          return await supervise(tool, parsed.data, context, ctx, server, confirmation);
+          return await supervise(tool, checked.data, context, ctx, server, confirmation);
         }
-        return toResult(await tool.run(parsed.data, context));
+        return toResult(await tool.run(checked.data, context));
       } catch (error) {
         return failed("tools/call", error, tool.name, logger);
       }
     },
   );
+}
+
+/** The tool called, or the protocol error saying why it is not offered or not known. */
+function offeredTool(
+  name: string,
+  byName: ReadonlyMap<string, ToolDefinition>,
+  selection: Selection,
+): ToolDefinition {
+  const tool = byName.get(name);
+  if (tool) return tool;
+  const hidden = whyNotOffered(name, selection);
+  if (hidden)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Tool ${name} is not offered here: ${hidden}.`,
+    );
+  const near = closest(name, byName.keys());
+  throw new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    `Unknown tool ${name}${near ? `; did you mean ${near}?` : "; see tools/list."}`,
+  );
+}
+
+/** A confirmation tool answers only the way this client settles writes. */
+function checkSettlingWay(tool: ToolDefinition, way: Surface["way"]): void {
+  if (tool.settles === way) return;
+  throw new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    tool.settles === "app"
+      ? `Tool ${tool.name} is not offered here: it is the Confirm or Cancel button of the confirmation card, for clients that show MCP Apps.`
+      : way === "app"
+        ? `Tool ${tool.name} is not offered here: this client confirms writes in the card shown with each draft, where the person presses Confirm or Cancel.`
+        : `Tool ${tool.name} is not offered here: this server has writes confirmed only in the client's own confirmation form or card (PORTFOLIO_CONFIRM leaves two-step out).`,
+  );
+}
+
+/** The arguments as the tool's schema reads them, or the sentence naming each field refused. */
+function checkedArguments(
+  tool: ToolDefinition,
+  raw: Record<string, unknown>,
+): { ok: true; data: Record<string, unknown> } | { ok: false; refusal: string } {
+  // Checked before zod, whose recursive walk would overflow the stack on deep nesting.
+  const deep = tooDeep(raw);
+  if (deep) return { ok: false, refusal: invalidArguments(tool.name, [deep]) };
+  const parsed = tool.input.safeParse(normaliseArguments(tool.input, raw));
+  if (parsed.success) return { ok: true, data: parsed.data };
+  const known = Object.keys(tool.input.shape);
+  return {
+    ok: false,
+    refusal: invalidArguments(
+      tool.name,
+      parsed.error.issues.map((issue) => withSuggestion(describeIssue(issue), known)),
+    ),
+  };
 }
 
 /**

@@ -62,47 +62,16 @@ export interface SharedRedis {
  * or put in an error: it may hold the password.
  */
 export async function connectRedis(settings: RedisSettings, logger?: Logger): Promise<SharedRedis> {
-  let everReady = false;
-  const where = hostAndPort(settings.url);
-  const client: RedisClient = createClient({
-    url: settings.url,
-    // While reconnecting, a command fails at once instead of waiting in a queue for a server
-    // that may not come back: the tool call that needs it says so now.
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: 5_000,
-      // At startup, a few tries then a clear error. Once connected, keep trying (a Redis restart
-      // must not stop a replica); a call made meanwhile fails and its caller decides.
-      reconnectStrategy: (retries, cause) =>
-        !everReady && retries >= 3 ? cause : Math.min(50 * 2 ** retries, 2_000),
-    },
-  });
-  // Without a listener an 'error' event would end the process; one line per failure is enough.
-  let lastError = "";
-  client.on("error", (error: unknown) => {
-    const message = withoutUrl(
-      error instanceof Error ? error.message : String(error),
-      settings.url,
-    );
-    if (message === lastError) return;
-    lastError = message;
-    logger?.warn({ problem: message }, "Redis connection problem; retrying");
-  });
-  client.on("ready", () => {
-    everReady = true;
-    if (lastError) logger?.info("Redis connection restored");
-    lastError = "";
-  });
+  const client = redisClient(settings, logger);
   try {
     await client.connect();
   } catch (error) {
     client.destroy();
-    const message = withoutUrl(
-      error instanceof Error ? error.message : String(error),
-      settings.url,
+    throw new Error(
+      `PORTFOLIO_REDIS_URL: cannot connect to Redis (${problemOf(error, settings.url)})`,
     );
-    throw new Error(`PORTFOLIO_REDIS_URL: cannot connect to Redis (${message})`);
   }
+  const where = hostAndPort(settings.url);
   return {
     client,
     prefix: settings.prefix,
@@ -126,6 +95,46 @@ export async function connectRedis(settings: RedisSettings, logger?: Logger): Pr
       if (client.isOpen) await client.close();
     },
   };
+}
+
+/**
+ * A client that fails fast: a few tries at startup, then an error; once connected, it keeps
+ * reconnecting, and logs each new problem once.
+ */
+function redisClient(settings: RedisSettings, logger?: Logger): RedisClient {
+  let everReady = false;
+  const client: RedisClient = createClient({
+    url: settings.url,
+    // While reconnecting, a command fails at once instead of waiting in a queue for a server
+    // that may not come back: the tool call that needs it says so now.
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: 5_000,
+      // At startup, a few tries then a clear error. Once connected, keep trying (a Redis restart
+      // must not stop a replica); a call made meanwhile fails and its caller decides.
+      reconnectStrategy: (retries, cause) =>
+        !everReady && retries >= 3 ? cause : Math.min(50 * 2 ** retries, 2_000),
+    },
+  });
+  // Without a listener an 'error' event would end the process; one line per failure is enough.
+  let lastError = "";
+  client.on("error", (error: unknown) => {
+    const message = problemOf(error, settings.url);
+    if (message === lastError) return;
+    lastError = message;
+    logger?.warn({ problem: message }, "Redis connection problem; retrying");
+  });
+  client.on("ready", () => {
+    everReady = true;
+    if (lastError) logger?.info("Redis connection restored");
+    lastError = "";
+  });
+  return client;
+}
+
+/** A connection error in words, without the URL (it may carry the password). */
+function problemOf(error: unknown, url: string): string {
+  return withoutUrl(error instanceof Error ? error.message : String(error), url);
 }
 
 /** The work's answer, or a StoreUnavailable when Redis fails or stays silent too long. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { OperationId } from "../api/catalogue.js";
 import { withoutShareTokens } from "../api/response.js";
 import type { AppViewName } from "../apps/catalog.js";
+import type { Fitted } from "./budget.js";
 import {
   defineTool,
   type Family,
@@ -139,8 +140,7 @@ function readsOne(options: {
   };
 }
 
-/** A tool over a list route: one page by default, every page with `all_pages`. */
-export function listTool<T extends { id: string }>(options: {
+export interface ListToolOptions<T extends { id: string }> {
   name: string;
   title: string;
   description: string;
@@ -160,8 +160,10 @@ export function listTool<T extends { id: string }>(options: {
   };
   pageable: boolean;
   narrowHint: string;
-}): ToolDefinition {
-  const localNames = Object.keys(options.local?.shape ?? {});
+}
+
+/** A tool over a list route: one page by default, every page with `all_pages`. */
+export function listTool<T extends { id: string }>(options: ListToolOptions<T>): ToolDefinition {
   const input = z.strictObject({
     ...options.path,
     ...options.query,
@@ -174,34 +176,46 @@ export function listTool<T extends { id: string }>(options: {
     output: listOf(options.item),
     async run(args, ctx) {
       const { all_pages, ...rest } = args as Record<string, unknown> & { all_pages?: boolean };
-      const pathNames = Object.keys(options.path ?? {});
-      const path = Object.fromEntries(Object.entries(rest).filter(([k]) => pathNames.includes(k)));
-      const query = Object.fromEntries(
-        Object.entries(rest).filter(([k]) => !pathNames.includes(k) && !localNames.includes(k)),
-      );
-      const call = {
-        operation: options.operation,
-        query,
-        path: pathNames.length > 0 ? path : undefined,
-        present: options.present,
-        narrowHint: options.narrowHint,
-        maxLimit: 200,
-      };
-      const keep = options.local?.keep(rest) ?? null;
-      if (keep && !options.pageable)
-        // A list the API gives whole: filtered here, in one call.
-        return withNextSteps(await listPage({ ...call, keep }, ctx), options.operation, ctx);
-      if (keep) {
-        const { limit, offset, ...upstream } = query;
-        const page = {
-          offset: typeof offset === "number" ? offset : 0,
-          limit: all_pages ? WALK_MAX_ITEMS : typeof limit === "number" ? limit : 50,
-        };
-        const fitted = await filteredPage({ ...call, query: upstream }, keep, page, ctx);
-        return withNextSteps(fitted, options.operation, ctx);
-      }
-      const fitted = all_pages ? await walkPages(call, ctx) : await listPage(call, ctx);
+      const fitted = await fetchList(options, rest, all_pages === true, ctx);
       return withNextSteps(fitted, options.operation, ctx);
     },
   });
+}
+
+/**
+ * The page (or with `allPages` the pages) the arguments ask for: the path and the API's own
+ * filters sent, the local filters applied here.
+ */
+async function fetchList<T extends { id: string }>(
+  options: ListToolOptions<T>,
+  args: Record<string, unknown>,
+  allPages: boolean,
+  ctx: ToolContext,
+): Promise<Fitted<T>> {
+  const pathNames = Object.keys(options.path ?? {});
+  const localNames = Object.keys(options.local?.shape ?? {});
+  const path = Object.fromEntries(Object.entries(args).filter(([k]) => pathNames.includes(k)));
+  const query = Object.fromEntries(
+    Object.entries(args).filter(([k]) => !pathNames.includes(k) && !localNames.includes(k)),
+  );
+  const call = {
+    operation: options.operation,
+    query,
+    path: pathNames.length > 0 ? path : undefined,
+    present: options.present,
+    narrowHint: options.narrowHint,
+    maxLimit: 200,
+  };
+  const keep = options.local?.keep(args) ?? null;
+  // A list the API gives whole: filtered here, in one call.
+  if (keep && !options.pageable) return listPage({ ...call, keep }, ctx);
+  if (keep) {
+    const { limit, offset, ...upstream } = query;
+    const page = {
+      offset: typeof offset === "number" ? offset : 0,
+      limit: allPages ? WALK_MAX_ITEMS : typeof limit === "number" ? limit : 50,
+    };
+    return filteredPage({ ...call, query: upstream }, keep, page, ctx);
+  }
+  return allPages ? walkPages(call, ctx) : listPage(call, ctx);
 }

@@ -7,9 +7,10 @@ import {
   SCOPE_READ,
   SCOPE_WRITE,
   SCOPES,
+  type TokenVerdict,
   type TokenVerifier,
 } from "./oauth.js";
-import type { OAuthUsers } from "./oauth-users.js";
+import type { OAuthUser, OAuthUsers } from "./oauth-users.js";
 
 /** Sign-in with the organisation's identity provider: the verifier and the list of users. */
 export interface OAuthAccess {
@@ -86,52 +87,49 @@ export class Authenticator {
       );
     }
     const verdict = await this.oauth.verifier.verify(token, this.where().resource);
-    if (!verdict.ok) {
-      if (verdict.problem === "keys_unavailable") {
-        this.logger.warn({ reason: verdict.problem }, "cannot check an access token");
-        return {
-          ok: false,
-          status: 503,
-          message:
-            "Sign-ins cannot be checked right now (the identity provider's signing keys cannot be fetched); retry shortly.",
-          headers: { "Retry-After": "5" },
-          reason: verdict.problem,
-        };
-      }
-      this.logger.info({ reason: verdict.problem }, "access token refused");
-      return this.unauthorized(
-        `The access token was refused: ${verdict.description}. Sign in again.`,
-        verdict.problem,
-        verdict.description,
-      );
+    if (!verdict.ok) return this.tokenRefused(verdict);
+    return this.admit(this.oauth, verdict);
+  }
+
+  /** A token the verifier refused: 401, or 503 when the issuer's keys cannot be fetched. */
+  private tokenRefused(verdict: Extract<TokenVerdict, { ok: false }>): AuthRefusal {
+    if (verdict.problem === "keys_unavailable") {
+      this.logger.warn({ reason: verdict.problem }, "cannot check an access token");
+      return {
+        ok: false,
+        status: 503,
+        message:
+          "Sign-ins cannot be checked right now (the identity provider's signing keys cannot be fetched); retry shortly.",
+        headers: { "Retry-After": "5" },
+        reason: verdict.problem,
+      };
     }
-    const claims = verdict.claims;
-    const subject = subjectHash(this.oauth.verifier.issuer, String(claims.sub));
+    this.logger.info({ reason: verdict.problem }, "access token refused");
+    return this.unauthorized(
+      `The access token was refused: ${verdict.description}. Sign in again.`,
+      verdict.problem,
+      verdict.description,
+    );
+  }
+
+  /** A valid token's holder, if the users list names them and the token grants the read scope. */
+  private admit(oauth: OAuthAccess, verdict: Extract<TokenVerdict, { ok: true }>): AuthOutcome {
+    const { claims, scopes } = verdict;
+    const subject = subjectHash(oauth.verifier.issuer, String(claims.sub));
     const clientId = stringClaim(claims.azp) ?? stringClaim(claims.client_id);
-    const refuse = (reason: string, message: string): AuthOutcome => {
-      this.logger.info({ subject, client_id: clientId, reason }, "sign-in refused");
-      return { ok: false, status: 403, message, headers: {}, reason };
-    };
-    const users = this.oauth.users;
-    const value = stringClaim(claims[users.claim]);
-    if (!value)
-      return refuse(
-        "claim",
-        `The access token carries no ${users.claim} claim, which this server uses to know who you are; its operator must have the identity provider include it (or set PORTFOLIO_OAUTH_USER_CLAIM). Nothing was sent.`,
-      );
-    if (users.claim === "email" && claims.email_verified !== true)
-      return refuse(
-        "unverified",
-        "The identity provider does not vouch for the e-mail address in this access token (email_verified is not true), so it cannot name a user here. Nothing was sent.",
-      );
-    const user = users.find(value);
-    if (!user)
-      return refuse(
-        "not_listed",
-        `${value} is not on this server's list of users; ask its operator to add you (PORTFOLIO_OAUTH_USERS_FILE). Nothing was sent.`,
-      );
+    const listed = listedUser(oauth.users, claims);
+    if (!listed.ok) {
+      this.logger.info({ subject, client_id: clientId, reason: listed.reason }, "sign-in refused");
+      return {
+        ok: false,
+        status: 403,
+        message: listed.message,
+        headers: {},
+        reason: listed.reason,
+      };
+    }
     // Who the user is comes first: a scope cannot help someone who is not on the list.
-    if (!verdict.scopes.has(SCOPE_READ)) {
+    if (!scopes.has(SCOPE_READ)) {
       this.logger.info(
         { subject, client_id: clientId, reason: "scope" },
         "sign-in refused: no portfolio scope",
@@ -140,19 +138,16 @@ export class Authenticator {
         `The access token does not grant ${SCOPE_READ}; sign in again and allow access to the portfolio.`,
       );
     }
-    const canWrite = verdict.scopes.has(SCOPE_WRITE);
+    const canWrite = scopes.has(SCOPE_WRITE);
+    const { user, value } = listed;
     const principal: Principal = {
       id: `oauth:${subject}`,
       delegatedUser: user.delegatedUser,
       readOnly: user.readOnly || !canWrite,
       tools: user.tools,
-      // Verified above when the users file names people by it.
-      ...(users.claim === "email" ? { email: value } : {}),
-      oauth: {
-        scopes: [...verdict.scopes],
-        clientId,
-        lacksWriteScope: !user.readOnly && !canWrite,
-      },
+      // Verified by listedUser when the users file names people by it.
+      ...(oauth.users.claim === "email" ? { email: value } : {}),
+      oauth: { scopes: [...scopes], clientId, lacksWriteScope: !user.readOnly && !canWrite },
     };
     this.noteSignIn(principal, subject, clientId);
     return { ok: true, principal };
@@ -245,6 +240,36 @@ function tokenRefusal(header: string | undefined): AuthRefusal {
  */
 export function subjectHash(issuer: string, subject: string): string {
   return createHash("sha256").update(`${issuer}\n${subject}`).digest("hex").slice(0, 24);
+}
+
+type Listed =
+  | { ok: true; user: OAuthUser; value: string }
+  | { ok: false; reason: string; message: string };
+
+/** The user the token's claim names on the users list, or why it names nobody there. */
+function listedUser(users: OAuthUsers, claims: Record<string, unknown>): Listed {
+  const value = stringClaim(claims[users.claim]);
+  if (!value)
+    return {
+      ok: false,
+      reason: "claim",
+      message: `The access token carries no ${users.claim} claim, which this server uses to know who you are; its operator must have the identity provider include it (or set PORTFOLIO_OAUTH_USER_CLAIM). Nothing was sent.`,
+    };
+  if (users.claim === "email" && claims.email_verified !== true)
+    return {
+      ok: false,
+      reason: "unverified",
+      message:
+        "The identity provider does not vouch for the e-mail address in this access token (email_verified is not true), so it cannot name a user here. Nothing was sent.",
+    };
+  const user = users.find(value);
+  if (!user)
+    return {
+      ok: false,
+      reason: "not_listed",
+      message: `${value} is not on this server's list of users; ask its operator to add you (PORTFOLIO_OAUTH_USERS_FILE). Nothing was sent.`,
+    };
+  return { ok: true, user, value };
 }
 
 function stringClaim(value: unknown): string | null {

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { closest } from "../closest.js";
 import type { DelegatedUser } from "../config.js";
 import { ConfigError } from "../config.js";
 import { describeIssue, fieldPath } from "../field-errors.js";
+import { readJsonFile } from "../json-file.js";
 
 /** Who is calling over HTTP, fixed when their session starts. */
 export interface Principal {
@@ -145,12 +145,7 @@ export class ClientRegistry {
   /** PORTFOLIO_MCP_CLIENTS_FILE; a wrong file is a startup error naming the entry and rule. */
   static fromFile(path: string, terms: AllowlistTerms): ClientRegistry {
     const fail = (why: string) => new ConfigError(`PORTFOLIO_MCP_CLIENTS_FILE (${path}): ${why}`);
-    let raw: unknown;
-    try {
-      raw = JSON.parse(readFileSync(path, "utf8"));
-    } catch (error) {
-      throw fail(`cannot be read as JSON (${(error as Error).message})`);
-    }
+    const raw = readJsonFile(path, fail);
     const parsed = clientsFile.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { ConfigError, type DelegatedUser } from "../config.js";
 import { describeIssue, fieldPath } from "../field-errors.js";
+import { readJsonFile } from "../json-file.js";
 import { type AllowlistTerms, checkAllowlist, delegatedUserSchema } from "./clients.js";
 
 /** What a signed-in user may do, from their entry in the users file. */
@@ -28,12 +28,7 @@ export class OAuthUsers {
   static fromFile(path: string, claim: string, terms: AllowlistTerms): OAuthUsers {
     const fail = (why: string) => new ConfigError(`PORTFOLIO_OAUTH_USERS_FILE (${path}): ${why}`);
     const shape = `expected { "users": [ { "${claim}": "<the token's ${claim} claim>", "delegated_user": { "email": "…" } or { "id": "…" }, "read_only": false, "tools": ["<tool, operation id or family>"] } ] } (read_only and tools optional; the key is the claim PORTFOLIO_OAUTH_USER_CLAIM names)`;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(readFileSync(path, "utf8"));
-    } catch (error) {
-      throw fail(`cannot be read as JSON (${(error as Error).message})`);
-    }
+    const raw = readJsonFile(path, fail);
     const schema = z.strictObject({
       users: z
         .array(

@@ -74,27 +74,8 @@ export class Sessions {
   ): Promise<void> {
     const id = req.headers["mcp-session-id"];
     const existing = this.find(req);
+    if (existing) return this.resume(existing, id as string, req, res, body, principal);
     const requestId = idOf(body);
-    if (existing) {
-      // The token must be the one that opened the session: a session never changes hands.
-      if (existing.principal.id !== principal.id)
-        return rpcError(res, 403, -32000, "This session belongs to another client.", requestId);
-      // The same user with other permissions (a new sign-in granted or dropped portfolio:write):
-      // a session's tool list is fixed, so it ends and the client starts one that fits.
-      if (existing.principal.readOnly !== principal.readOnly) {
-        this.drop(id as string, existing);
-        return rpcError(
-          res,
-          404,
-          -32001,
-          "Session not found: the access token's permissions changed; initialize a new session.",
-          requestId,
-        );
-      }
-      existing.lastSeen = Date.now();
-      if (req.method === "POST") track(existing, res);
-      return existing.transport.handleRequest(req, res, body);
-    }
     if (typeof id === "string")
       return rpcError(res, 404, -32001, "Session not found; initialize a new one.", requestId);
     if (req.method !== "POST" || !isInitializeRequest(body))
@@ -107,6 +88,46 @@ export class Sessions {
       );
       return rpcError(res, 503, -32000, full, requestId, { "Retry-After": "30" });
     }
+    await this.open(req, res, body, principal);
+  }
+
+  /** A request of an open session, from the client (and with the permissions) that opened it. */
+  private resume(
+    existing: Session,
+    id: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    principal: Principal,
+  ): Promise<void> | void {
+    const requestId = idOf(body);
+    // The token must be the one that opened the session: a session never changes hands.
+    if (existing.principal.id !== principal.id)
+      return rpcError(res, 403, -32000, "This session belongs to another client.", requestId);
+    // The same user with other permissions (a new sign-in granted or dropped portfolio:write):
+    // a session's tool list is fixed, so it ends and the client starts one that fits.
+    if (existing.principal.readOnly !== principal.readOnly) {
+      this.drop(id, existing);
+      return rpcError(
+        res,
+        404,
+        -32001,
+        "Session not found: the access token's permissions changed; initialize a new session.",
+        requestId,
+      );
+    }
+    existing.lastSeen = Date.now();
+    if (req.method === "POST") track(existing, res);
+    return existing.transport.handleRequest(req, res, body);
+  }
+
+  /** A new session for an initialize request: its server, and a transport that files it. */
+  private async open(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    principal: Principal,
+  ): Promise<void> {
     const sessionId = randomUUID();
     const protocolVersion = negotiatedVersion(body);
     const server = this.options.createServer(principal, sessionId);

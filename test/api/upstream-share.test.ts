@@ -15,12 +15,8 @@ import {
   PRINCIPAL_FLOOR,
   type ShareLimits,
 } from "../../src/http/share-math.js";
-import {
-  LocalShareStore,
-  type ShareStore,
-  type UpstreamPermit,
-  UpstreamShare,
-} from "../../src/http/upstream-share.js";
+import { LocalShareStore, type ShareStore } from "../../src/http/share-store.js";
+import { type UpstreamPermit, UpstreamShare } from "../../src/http/upstream-share.js";
 import type { SharedRedis } from "../../src/state/redis.js";
 import { capturedLogger } from "../helpers/api.js";
 import { dropAndClose, testRedis } from "../helpers/redis.js";

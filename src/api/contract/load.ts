@@ -54,10 +54,6 @@ export function normaliseContract(document: unknown, source: string): Contract {
   const fail: (why: string) => never = (why) => {
     throw new ContractError(`${source}: ${why}.`);
   };
-  const warnings: string[] = [];
-  const skip: (why: string) => never = (why) => {
-    throw new Skipped(why);
-  };
   if (!isObject(document)) return fail("not an OpenAPI document (expected a JSON object)");
   const version = document.openapi;
   if (typeof version !== "string" || !version.startsWith("3."))
@@ -65,58 +61,24 @@ export function normaliseContract(document: unknown, source: string): Contract {
   if (!isObject(document.paths)) fail("has no paths");
   const info = isObject(document.info) ? document.info : {};
   const refs = new RefResolver(document);
-  const families = new Map<string, string>();
-  if (Array.isArray(document.tags))
-    for (const tag of document.tags)
-      if (isObject(tag) && typeof tag.name === "string")
-        families.set(tag.name, typeof tag.description === "string" ? tag.description : tag.name);
-
+  const families = familiesOf(document);
+  const warnings: string[] = [];
+  const warn = (why: string) => warnings.push(`${source}: ${why}`);
   const operations = new Map<string, ContractOperation>();
-  for (const [path, rawItem] of Object.entries(document.paths as Record<string, unknown>)) {
-    let item: unknown;
-    try {
-      item = refs.deref(rawItem);
-    } catch (error) {
-      warnings.push(`${source}: paths["${path}"] left out: ${(error as Error).message}.`);
-      continue;
-    }
-    if (!isObject(item)) {
-      warnings.push(`${source}: paths["${path}"] left out: it is not an object.`);
-      continue;
-    }
+  for (const [path, item] of pathItems(document.paths as Record<string, unknown>, refs, warn)) {
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
     for (const method of METHODS) {
       const raw = item[method.toLowerCase()];
       if (raw === undefined) continue;
-      const where = `${method} ${path}`;
-      const id = isObject(raw) ? raw.operationId : undefined;
-      const name = typeof id === "string" ? `operation ${id} (${where})` : where;
-      try {
-        if (!isObject(raw)) skip("it is not an operation object");
-        if (typeof id !== "string" || !OPERATION_ID.test(id))
-          skip("it has no usable operationId (letters, digits and _ . -, at most 128)");
-        // Resolved, the URL would leave the API's base path (WHATWG URL reads %2e as a dot).
-        if (hasDotSegment(path))
-          skip("its path has a . or .. segment (or %2e), which would leave the API's base path");
-        const operation = normaliseOperation(
-          raw as Record<string, unknown>,
-          { id: id as string, method, path, shared, document, refs },
-          skip,
-          (why) => warnings.push(`${source}: ${name}: ${why}.`),
-        );
-        if (!operation) continue;
-        if (operations.has(operation.id))
-          skip(
-            `its operationId is already used by ${operations.get(operation.id)!.method} ${operations.get(operation.id)!.path}`,
-          );
-        operations.set(operation.id, operation);
-        if (!families.has(operation.family)) families.set(operation.family, operation.family);
-      } catch (error) {
-        if (!(error instanceof Skipped) && !(error instanceof ContractError)) throw error;
-        warnings.push(
-          `${source}: ${name} left out: ${error.message}; the rest of the contract is served.`,
-        );
-      }
+      const operation = readOperation(
+        raw,
+        { method, path, shared, document, refs },
+        operations,
+        warn,
+      );
+      if (!operation) continue;
+      operations.set(operation.id, operation);
+      if (!families.has(operation.family)) families.set(operation.family, operation.family);
     }
   }
   const revision = info["x-contract-revision"] ?? info.version;
@@ -127,6 +89,78 @@ export function normaliseContract(document: unknown, source: string): Contract {
     operations,
     warnings,
   };
+}
+
+/** The families the document's tags describe: a tag's name and its description. */
+function familiesOf(document: Record<string, unknown>): Map<string, string> {
+  const families = new Map<string, string>();
+  if (Array.isArray(document.tags))
+    for (const tag of document.tags)
+      if (isObject(tag) && typeof tag.name === "string")
+        families.set(tag.name, typeof tag.description === "string" ? tag.description : tag.name);
+  return families;
+}
+
+/** Each path with its item resolved; an item that cannot be read is left out, with a warning. */
+function* pathItems(
+  paths: Record<string, unknown>,
+  refs: RefResolver,
+  warn: (why: string) => void,
+): Generator<[string, Record<string, unknown>]> {
+  for (const [path, rawItem] of Object.entries(paths)) {
+    let item: unknown;
+    try {
+      item = refs.deref(rawItem);
+    } catch (error) {
+      warn(`paths["${path}"] left out: ${(error as Error).message}.`);
+      continue;
+    }
+    if (!isObject(item)) {
+      warn(`paths["${path}"] left out: it is not an object.`);
+      continue;
+    }
+    yield [path, item];
+  }
+}
+
+/**
+ * One method of a path item as an operation, or null when it is left out (the token exchange,
+ * or a malformed operation, which the warnings name with the reason).
+ */
+function readOperation(
+  raw: unknown,
+  context: Omit<OperationContext, "id">,
+  known: ReadonlyMap<string, ContractOperation>,
+  warn: (why: string) => void,
+): ContractOperation | null {
+  const { method, path } = context;
+  const where = `${method} ${path}`;
+  const id = isObject(raw) ? raw.operationId : undefined;
+  const name = typeof id === "string" ? `operation ${id} (${where})` : where;
+  const skip: (why: string) => never = (why) => {
+    throw new Skipped(why);
+  };
+  try {
+    if (!isObject(raw)) skip("it is not an operation object");
+    if (typeof id !== "string" || !OPERATION_ID.test(id))
+      skip("it has no usable operationId (letters, digits and _ . -, at most 128)");
+    // Resolved, the URL would leave the API's base path (WHATWG URL reads %2e as a dot).
+    if (hasDotSegment(path))
+      skip("its path has a . or .. segment (or %2e), which would leave the API's base path");
+    const operation = normaliseOperation(
+      raw as Record<string, unknown>,
+      { ...context, id: id as string },
+      skip,
+      (why) => warn(`${name}: ${why}.`),
+    );
+    const taken = operation && known.get(operation.id);
+    if (taken) skip(`its operationId is already used by ${taken.method} ${taken.path}`);
+    return operation;
+  } catch (error) {
+    if (!(error instanceof Skipped) && !(error instanceof ContractError)) throw error;
+    warn(`${name} left out: ${error.message}; the rest of the contract is served.`);
+    return null;
+  }
 }
 
 interface OperationContext {
@@ -158,6 +192,40 @@ function normaliseOperation(
       "names no scope (x-scope, or a role in its security requirement); it is served as a write, confirmed by a person before it is sent",
     );
   const scope = named ?? UNSCOPED;
+  const { pathParameters, queryParameters } = parametersOf(raw, context, fail);
+  const tags = Array.isArray(raw.tags) ? raw.tags.filter((t) => typeof t === "string") : [];
+  const delegation = isObject(raw["x-delegation"]) ? raw["x-delegation"] : null;
+  const summary = typeof raw.summary === "string" ? raw.summary : "";
+  return {
+    id,
+    method,
+    path,
+    scope,
+    kind: scope.endsWith(":read") ? "read" : "write",
+    capability:
+      delegation && typeof delegation.capability === "string"
+        ? delegation.capability
+        : capabilityOf(path),
+    family: (tags[0] as string | undefined) ?? scope.split(":")[0] ?? "other",
+    summary,
+    description: typeof raw.description === "string" ? raw.description : "",
+    pathParameters,
+    queryParameters,
+    body: bodyOf(raw.requestBody, refs, fail),
+    responseTypes: responseTypesOf(raw.responses, refs),
+    creates: createsWith(raw.responses),
+    billable: raw["x-billable"] === true || /(?<!never |not )\bbillable\b/i.test(summary),
+  };
+}
+
+/** `x-scope`, else the first role named by a security requirement (3.1 allows role lists). */
+/** The operation's path and query parameters; each placeholder of its path declared, and only those. */
+function parametersOf(
+  raw: Record<string, unknown>,
+  context: OperationContext,
+  fail: (why: string) => never,
+): { pathParameters: ContractParameter[]; queryParameters: ContractParameter[] } {
+  const { path, refs } = context;
   const parameters = [...context.shared, ...(Array.isArray(raw.parameters) ? raw.parameters : [])]
     .map((p) => refs.deref(p))
     .filter(isObject);
@@ -183,33 +251,9 @@ function normaliseOperation(
   if (missing.length > 0) fail(`its path uses {${missing.join("}, {")}} with no path parameter`);
   const extra = declared.filter((p) => !placeholders.includes(p));
   if (extra.length > 0) fail(`path parameter ${extra.join(", ")} is not in its path`);
-
-  const tags = Array.isArray(raw.tags) ? raw.tags.filter((t) => typeof t === "string") : [];
-  const delegation = isObject(raw["x-delegation"]) ? raw["x-delegation"] : null;
-  const summary = typeof raw.summary === "string" ? raw.summary : "";
-  return {
-    id,
-    method,
-    path,
-    scope,
-    kind: scope.endsWith(":read") ? "read" : "write",
-    capability:
-      delegation && typeof delegation.capability === "string"
-        ? delegation.capability
-        : capabilityOf(path),
-    family: (tags[0] as string | undefined) ?? scope.split(":")[0] ?? "other",
-    summary,
-    description: typeof raw.description === "string" ? raw.description : "",
-    pathParameters,
-    queryParameters: byPlace("query"),
-    body: bodyOf(raw.requestBody, refs, fail),
-    responseTypes: responseTypesOf(raw.responses, refs),
-    creates: createsWith(raw.responses),
-    billable: raw["x-billable"] === true || /(?<!never |not )\bbillable\b/i.test(summary),
-  };
+  return { pathParameters, queryParameters: byPlace("query") };
 }
 
-/** `x-scope`, else the first role named by a security requirement (3.1 allows role lists). */
 function scopeOf(raw: Record<string, unknown>, security: unknown): string | null {
   if (typeof raw["x-scope"] === "string" && raw["x-scope"] !== "") return raw["x-scope"];
   if (!Array.isArray(security)) return null;

@@ -7,6 +7,10 @@ import { type CallToolResult, el, errorText, mount, startView } from "./common.j
  * the token they pass is the sealed binding the server made for this one draft.
  */
 
+/**
+ * The preview as the server drafts it (writes/intent.ts `Preview`), restated: a view is browser
+ * code, type-checked without Node's types, so it cannot import the server's modules.
+ */
 interface Preview {
   action: string;
   target: string;
