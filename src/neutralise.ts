@@ -34,15 +34,31 @@ const HIDDEN =
   // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is matched alone, on purpose
   /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0e\uffa0\ufffe\uffff\u{e0100}-\u{e01ef}]/gu;
 
-export function neutralise(text: string, options: NeutraliseOptions = {}): string {
-  const broken = options.lines
+// Characters `neutralise` never changes: printable ASCII, Latin-1 but the soft hyphen, the rest
+// of the Latin, IPA and spacing-modifier blocks, the visible general punctuation (dashes, quotes,
+// bullets, primes) and currency signs. Most text from the API is made of these only: its check is
+// a plain character class, far cheaper than the Unicode-property scan below (no /u flag, so an
+// astral character's surrogates fall outside it and take the full scan, as does anything else).
+const NOT_PLAIN = /[^\x20-\x7e\xa0-\xac\xae-\u02ff\u2010-\u2027\u2030-\u205f\u20a0-\u20c0]/;
+// The same for multi-line text, which keeps its line feeds and tabs.
+const NOT_PLAIN_LINES =
+  /[^\t\n\x20-\x7e\xa0-\xac\xae-\u02ff\u2010-\u2027\u2030-\u205f\u20a0-\u20c0]/;
+
+export function neutralise(text: string, options: NeutraliseOptions = ONE_LINE): string {
+  const lines = options.lines === true;
+  const shown = (lines ? NOT_PLAIN_LINES : NOT_PLAIN).test(text) ? scanned(text, lines) : text;
+  return options.max === undefined ? shown : capped(shown, options.max);
+}
+
+/** The full scan `neutralise` makes of a text that is not plain (exported for its test). */
+export function scanned(text: string, lines: boolean): string {
+  const broken = lines
     ? text.replace(/\r\n/g, "\n").replace(OTHER_BREAK, LINE_MARK)
     : text.replace(ANY_BREAK, LINE_MARK);
-  const shown = broken.replace(HIDDEN, (c) => {
-    if (c === "\t") return options.lines ? c : " "; // a tab hides nothing: a space on one line
-    return c === "\n" && options.lines ? c : visibleEscape(c);
+  return broken.replace(HIDDEN, (c) => {
+    if (c === "\t") return lines ? c : " "; // a tab hides nothing: a space on one line
+    return c === "\n" && lines ? c : visibleEscape(c);
   });
-  return options.max === undefined ? shown : capped(shown, options.max);
 }
 
 /** Whether a text holds anything `neutralise` would change (other than its length). */
@@ -55,29 +71,40 @@ export function needsNeutralising(text: string, lines = false): boolean {
  * what a read result carries to the model and to whatever shows it. Types and shape are kept.
  */
 export function neutraliseDeep<T>(value: T): T {
-  if (typeof value === "string") return neutralise(value, { lines: true }) as T;
+  if (typeof value === "string") return neutralise(value, MULTI_LINE) as T;
   if (Array.isArray(value)) {
-    let changed = false;
-    const out = value.map((item) => {
+    // A copy only once something in it changes: most values come back as they are.
+    let out: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
       const next = neutraliseDeep(item);
-      if (next !== item) changed = true;
-      return next;
-    });
-    return (changed ? out : value) as T;
+      if (next !== item && out === null) out = value.slice(0, i);
+      out?.push(next);
+    }
+    return (out ?? value) as T;
   }
   if (value !== null && typeof value === "object") {
-    let changed = false;
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      const name = neutralise(key, { lines: false });
+    const source = value as Record<string, unknown>;
+    const keys = Object.keys(source);
+    let out: Record<string, unknown> | null = null;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const item = source[key];
+      const name = neutralise(key);
       const next = neutraliseDeep(item);
-      if (name !== key || next !== item) changed = true;
-      out[name] = next;
+      if (out === null && (name !== key || next !== item)) {
+        out = {};
+        for (let j = 0; j < i; j++) out[keys[j] as string] = source[keys[j] as string];
+      }
+      if (out !== null) out[name] = next;
     }
-    return (changed ? out : value) as T;
+    return (out ?? value) as T;
   }
   return value;
 }
+
+const ONE_LINE: NeutraliseOptions = {};
+const MULTI_LINE: NeutraliseOptions = { lines: true };
 
 /** A text cut to `max` characters (code points), with a count of the rest. */
 export function capped(text: string, max: number): string {

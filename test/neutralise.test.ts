@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { capped, neutralise, neutraliseDeep } from "../src/neutralise.js";
+import { capped, neutralise, neutraliseDeep, scanned } from "../src/neutralise.js";
 
 /** The one function every string from the API or the model goes through (src/neutralise.ts). */
 describe("neutralise", () => {
@@ -59,5 +59,22 @@ describe("neutralise", () => {
     expect(
       neutraliseDeep({ "k\u202e": ["v\u2028", { n: 1, t: "line\nfeed" }], ok: false }),
     ).toEqual({ "k[U+202E]": ["v ⏎ ", { n: 1, t: "line\nfeed" }], ok: false });
+  });
+});
+
+describe("neutralise's plain-text shortcut", () => {
+  // Text made only of characters that never change skips the full scan: for every character of
+  // the Basic Multilingual Plane and a sample beyond, alone and between letters, in both modes,
+  // the answer is the full scan's.
+  const astral = [0x1f600, 0x1f468, 0xe0001, 0xe0049, 0xe0100, 0xe01ef, 0xf0000, 0x10fffd];
+  const points = [...Array.from({ length: 0x10000 }, (_, i) => i), ...astral];
+  it.each([false, true])("answers as the full scan for every character (lines: %s)", (lines) => {
+    const differing = points.filter((point) => {
+      const c = String.fromCodePoint(point);
+      return [c, `a${c}b`, `${c}\r\n${c}`].some(
+        (text) => neutralise(text, { lines }) !== scanned(text, lines),
+      );
+    });
+    expect(differing).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHash } from "node:crypto";
 import { canonicalJson } from "../canonical.js";
 import type { Logger } from "../log.js";
 import { AuditFile, AuditWriteError, type ChainHead } from "./file-sink.js";
-import { type AuditRecord, GENESIS, hashOfLine } from "./record.js";
+import { type AuditRecord, GENESIS, hashOfLine, hmacSha256 } from "./record.js";
 
 export { AuditWriteError };
 
@@ -52,6 +52,8 @@ export class AuditTrail {
   private readonly clock: () => number;
   /** Principals' hashes, made once each. */
   private readonly identities = new Map<string, string>();
+  /** The arguments' HMAC under the trail's key. */
+  private readonly digest: (text: string) => string;
 
   private constructor(
     private readonly options: AuditTrailOptions,
@@ -60,6 +62,7 @@ export class AuditTrail {
   ) {
     this.head = head;
     this.clock = options.clock ?? Date.now;
+    this.digest = hmacSha256(options.key);
   }
 
   /**
@@ -154,9 +157,7 @@ export class AuditTrail {
   }
 
   private argumentsOf(args: unknown) {
-    const args_digest = createHmac("sha256", this.options.key)
-      .update(canonicalJson(args))
-      .digest("hex");
+    const args_digest = this.digest(canonicalJson(args));
     return this.options.settings.arguments === "full"
       ? { args_digest, args: this.options.redact(args) }
       : { args_digest };

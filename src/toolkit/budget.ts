@@ -42,7 +42,8 @@ export function fitToBudget<T extends object>(
   for (const item of list.items) {
     let row = "";
     let itemJson = 2;
-    for (const [i, column] of columns.entries()) {
+    for (let i = 0; i < columns.length; i++) {
+      const column = columns[i] as string;
       const value = (item as Record<string, unknown>)[column];
       const cell = renderCell(value);
       row += i === 0 ? cell : ` | ${cell}`;
@@ -72,10 +73,14 @@ export function fitToBudget<T extends object>(
   return { list: fitted, text: lines.join("\n") };
 }
 
+/** What would break a table row: a line break or a `|` (tested first: most cells hold none). */
+const CELL_BREAK = /[\r\n|]/;
+
 /** One table cell: empty for null, one line for text, JSON for nested values. */
 function renderCell(value: unknown): string {
   if (value === null || value === undefined) return "";
-  if (typeof value === "string") return value.replace(/[\r\n|]+/g, " ");
+  if (typeof value === "string")
+    return CELL_BREAK.test(value) ? value.replace(/[\r\n|]+/g, " ") : value;
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if (Array.isArray(value) && value.every((v) => typeof v !== "object" || v === null))
     return value.join(", ");

@@ -59,21 +59,60 @@ export async function withNames<T extends object>(rows: T[], ctx: ToolContext): 
   );
   if (wanted.length === 0) return rows;
   const known = await Promise.all(wanted.map((ref) => factsOf(ref, ctx)));
+  const named = wanted.map((ref, i) => ({ key: ref.key, facts: known[i] ?? null }));
   return rows.map((row) => {
     const source = row as Record<string, unknown>;
-    const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(source)) {
-      if (key in out) continue; // placed earlier, beside its id
-      out[key] = value;
-      const at = wanted.findIndex((ref) => ref.key === key);
-      if (at < 0 || known[at] === null) continue;
-      const facts = (typeof value === "string" ? known[at]?.get(value.toLowerCase()) : undefined) as
+    // A row that already holds each added field just after its id (a projection's, toolkit/
+    // present.ts) keeps its layout: a copy with the blanks filled, as the general case makes.
+    if (!inPlace(source, named)) return placed(source, named) as T;
+    const out: Record<string, unknown> = { ...source };
+    for (const { key, facts } of named) {
+      if (facts === null) continue;
+      const id = source[key];
+      const found = (typeof id === "string" ? facts.get(id.toLowerCase()) : undefined) as
         | Record<string, unknown>
         | undefined;
-      for (const field of ADDS[key] ?? []) out[field] = source[field] ?? facts?.[field] ?? null;
+      for (const field of ADDS[key] ?? []) out[field] = source[field] ?? found?.[field] ?? null;
     }
     return out as T;
   });
+}
+
+interface Lookup {
+  key: string;
+  /** The directory's facts by id; null when they could not be read (the row is left as it is). */
+  facts: ReadonlyMap<string, object> | null;
+}
+
+/** Whether every field a reference adds sits in the row right after the key holding its id. */
+function inPlace(row: Record<string, unknown>, named: readonly Lookup[]): boolean {
+  const keys = Object.keys(row);
+  for (const { key } of named) {
+    const at = keys.indexOf(key);
+    if (at < 0) continue;
+    const adds = ADDS[key] ?? [];
+    for (let j = 0; j < adds.length; j++) if (keys[at + 1 + j] !== adds[j]) return false;
+  }
+  return true;
+}
+
+/** The row rebuilt with each reference's fields placed just after its id. */
+function placed(
+  source: Record<string, unknown>,
+  named: readonly Lookup[],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (key in out) continue; // placed earlier, beside its id
+    out[key] = value;
+    const ref = named.find((n) => n.key === key);
+    if (!ref || ref.facts === null) continue;
+    const facts = (typeof value === "string" ? ref.facts.get(value.toLowerCase()) : undefined) as
+      | Record<string, unknown>
+      | undefined;
+    for (const field of ADDS[key] ?? []) out[field] = source[field] ?? facts?.[field] ?? null;
+  }
+  return out;
 }
 
 /** A document's date, type and size by its id, when this caller may list documents. */
