@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
+import { describeIssue, type FieldError } from "@portfolio-mcp/field-errors";
 import { delegationHeaders } from "../auth/delegation.js";
 import { RedisBearerStore } from "../auth/shared-bearer.js";
 import { TokenManager } from "../auth/token-manager.js";
 import type { ApiSettings, DelegatedUser } from "../config.js";
-import { describeIssue, type FieldError } from "../field-errors.js";
 import { AttemptLoop, type Sleep } from "../http/attempts.js";
 import { Cooldown } from "../http/cooldown.js";
 import { ApiError, answerTooLarge, errorFromReply, invalidInput } from "../http/errors.js";

@@ -7,10 +7,10 @@ import {
   type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { describeIssue } from "@portfolio-mcp/field-errors";
 import { asListPage } from "../api/response.js";
 import { APP_CSP, APP_MIME_TYPE, APP_VIEWS, type AppViewName, appHtml } from "../apps/catalog.js";
 import { invalidArguments } from "../errors.js";
-import { describeIssue } from "../field-errors.js";
 import type { Selection } from "../inventory/index.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";

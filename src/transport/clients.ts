@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { describeIssue, fieldPath } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import { closest } from "../closest.js";
 import type { DelegatedUser } from "../config.js";
 import { ConfigError } from "../config.js";
-import { describeIssue, fieldPath } from "../field-errors.js";
 
 /** Who is calling over HTTP, fixed when their session starts. */
 export interface Principal {

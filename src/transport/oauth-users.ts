@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
+import { describeIssue, fieldPath } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import { ConfigError, type DelegatedUser } from "../config.js";
-import { describeIssue, fieldPath } from "../field-errors.js";
 import { type AllowlistTerms, checkAllowlist, delegatedUserSchema } from "./clients.js";
 
 /** What a signed-in user may do, from their entry in the users file. */
