@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdmin } from "./admin.js";
 import { Clock } from "./clock.js";
@@ -114,41 +114,81 @@ const DEFAULT_RATE_LIMIT: RateLimitSettings = {
 };
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const parts = sandboxParts(options);
+  const credentials = credentialsOf(parts); // before listening: a refusal leaves no server open
+  const host = options.host ?? "127.0.0.1";
+  let baseUrl = "";
+  const handler = requestHandler(parts, options, () => baseUrl);
+  const server = createServer({ keepAlive: true }, (req, res) => void handler(req, res));
+  await listen(server, options.port ?? 0, host);
+  const { port } = server.address() as AddressInfo;
+  baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}${BASE_PATH}`;
+  return {
+    baseUrl,
+    credentials,
+    control: controlOf(parts),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** What one sandbox is made of: its keys, clock, data, token service, faults and request log. */
+interface SandboxParts {
+  keyList: SandboxKey[];
+  keys: Map<string, SandboxKey>;
+  clock: Clock;
+  state: SandboxState;
+  tokens: TokenService;
+  faults: FaultInjector;
+  log: RequestLog;
+  routes: RouteDef[];
+  tokenPrefix: string;
+  delegationHeaderPrefix: string;
+}
+
+function sandboxParts(options: SandboxOptions): SandboxParts {
   const seed = options.seed ?? "aurore-demo";
-  const tokenPrefix = options.tokenPrefix ?? DEFAULT_TOKEN_PREFIX;
-  const delegationHeaderPrefix = options.delegationHeaderPrefix ?? DEFAULT_DELEGATION_HEADER_PREFIX;
   const keyList =
     options.keys ?? Object.values(DEMO_KEYS).map((k) => structuredClone(k) as SandboxKey);
   const keys = new Map(keyList.map((k) => [k.keyId, k]));
   const clock = new Clock();
   // The data keep to the sandbox's clock: nothing done is seeded after the moment it starts.
   const now = clock.now();
-  const state = new SandboxState(
-    buildSandboxData({
-      seed,
-      today: options.today ?? new Date(now).toISOString().slice(0, 10),
-      now,
+  const today = options.today ?? new Date(now).toISOString().slice(0, 10);
+  const tokenPrefix = options.tokenPrefix ?? DEFAULT_TOKEN_PREFIX;
+  return {
+    keyList,
+    keys,
+    clock,
+    state: new SandboxState(buildSandboxData({ seed, today, now })),
+    tokens: new TokenService(keys, clock, {
+      prefix: tokenPrefix,
+      clockWindowSeconds: options.clockWindowSeconds ?? 300,
+      tokenTtlSeconds: options.tokenTtlSeconds ?? 900,
+      expiresAtFormat: options.expiresAtFormat ?? "iso",
+      environment: "sandbox",
     }),
-  );
-  const tokens = new TokenService(keys, clock, {
-    prefix: tokenPrefix,
-    clockWindowSeconds: options.clockWindowSeconds ?? 300,
-    tokenTtlSeconds: options.tokenTtlSeconds ?? 900,
-    expiresAtFormat: options.expiresAtFormat ?? "iso",
-    environment: "sandbox",
-  });
-  const faults = new FaultInjector(seed);
-  const log = new RequestLog(options.requestLogLimit ?? 10_000);
-  const routes = (options.routes ?? ROUTES).map((r) => ({
-    ...r,
-    path: options.routePaths?.[r.id] ?? r.path,
-  }));
-  const host = options.host ?? "127.0.0.1";
-  let baseUrl = "";
-  const handler = createRequestHandler({
-    router: new Router(routes),
+    faults: new FaultInjector(seed),
+    log: new RequestLog(options.requestLogLimit ?? 10_000),
+    routes: (options.routes ?? ROUTES).map((r) => ({
+      ...r,
+      path: options.routePaths?.[r.id] ?? r.path,
+    })),
+    tokenPrefix,
+    delegationHeaderPrefix: options.delegationHeaderPrefix ?? DEFAULT_DELEGATION_HEADER_PREFIX,
+  };
+}
+
+/** The HTTP pipeline over the parts; `baseUrl` is known once the server listens. */
+function requestHandler(parts: SandboxParts, options: SandboxOptions, baseUrl: () => string) {
+  const { state, clock, delegationHeaderPrefix } = parts;
+  return createRequestHandler({
+    router: new Router(parts.routes),
     state,
-    tokens,
+    tokens: parts.tokens,
     rateLimiter:
       options.rateLimit === false
         ? null
@@ -157,17 +197,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       options.idempotencyReplay === false
         ? null
         : new IdempotencyStore(clock, options.idempotencyRetentionSeconds ?? 86_400),
-    faults,
-    log,
+    faults: parts.faults,
+    log: parts.log,
     clock,
     delegationHeaderPrefix,
     maxBodyBytes: options.maxBodyBytes ?? 1_048_576,
     maxUploadBytes: options.maxUploadBytes ?? 10 * 1_048_576,
     admin: createAdmin({
-      keys,
-      operations: [EXCHANGE_OPERATION, ...routes],
+      keys: parts.keys,
+      operations: [EXCHANGE_OPERATION, ...parts.routes],
       contractOptions: (requestHost) => ({
-        serverUrl: requestHost ? `http://${requestHost}${BASE_PATH}` : baseUrl,
+        serverUrl: requestHost ? `http://${requestHost}${BASE_PATH}` : baseUrl(),
         entityId: state.data.entity.id,
         environment: "sandbox",
         delegationHeaderPrefix,
@@ -176,20 +216,34 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }),
     onRequest: options.onRequest,
   });
+}
 
-  const server = createServer({ keepAlive: true }, (req, res) => void handler(req, res));
-  await new Promise<void>((resolve, reject) => {
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
-  baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}${BASE_PATH}`;
-  const camille = state.data.users.find((u) => u.id === DEMO_USERS.camille);
-  const firstKey = keyList[0];
+}
+
+/** The first key's credentials, acting for Camille Martin: what a demo client is given. */
+function credentialsOf(parts: SandboxParts): SandboxCredentials {
+  const camille = parts.state.data.users.find((u) => u.id === DEMO_USERS.camille);
+  const firstKey = parts.keyList[0];
   if (!firstKey || !camille)
     throw new Error("the sandbox needs at least one key and its demo users");
+  return {
+    keyId: firstKey.keyId,
+    secret: firstKey.secret,
+    tokenPrefix: parts.tokenPrefix,
+    delegationHeaderPrefix: parts.delegationHeaderPrefix,
+    delegatedUserEmail: camille.email,
+    delegatedUserId: camille.id,
+  };
+}
 
-  const control: SandboxControl = {
+/** What tests and benchmarks steer: the request log, faults, the clock, keys, counters. */
+function controlOf({ state, log, faults, tokens, clock, keys }: SandboxParts): SandboxControl {
+  return {
     state,
     requests: (filter) => log.list(filter),
     mark: () => log.mark(),
@@ -231,24 +285,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       billableResolutions: state.billableResolutions,
       requests: log.mark(),
     }),
-  };
-
-  return {
-    baseUrl,
-    credentials: {
-      keyId: firstKey.keyId,
-      secret: firstKey.secret,
-      tokenPrefix,
-      delegationHeaderPrefix,
-      delegatedUserEmail: camille.email,
-      delegatedUserId: camille.id,
-    },
-    control,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
 }
 

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { assertRouteAllowed, normaliseAddress } from "./access.js";
 import type { Clock } from "./clock.js";
 import { resolveDelegatedUser } from "./delegation.js";
-import type { FaultInjector, RouteKind } from "./faults.js";
+import type { FaultDecision, FaultInjector, RouteKind } from "./faults.js";
 import {
   bodyForLog,
   flatHeaders,
@@ -63,124 +63,155 @@ interface Trace {
   keyId: string | null;
 }
 
+/** One request as it goes through the pipeline: what arrived, and what the log will say. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  started: number;
+  arrivedAt: string;
+  requestId: string;
+  method: string;
+  path: string;
+  search: URLSearchParams;
+  address: string;
+  trace: Trace;
+  raw: Buffer;
+  /** The status answered; null while none is, or when the connection was dropped. */
+  status: number | null;
+}
+
 /**
  * One request, in the order a real gateway would refuse it: route, faults, bearer, rate
  * limit, key restrictions, delegation, Idempotency-Key, validation, replay, then the route.
  */
 export function createRequestHandler(deps: PipelineDeps) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now();
-    const arrivedAt = new Date(deps.clock.now()).toISOString();
-    const requestId = pickRequestId(req.headers["x-request-id"]);
-    const method = (req.method ?? "GET").toUpperCase();
-    const rawUrl = req.url ?? "/";
-    const queryAt = rawUrl.indexOf("?");
-    const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
-    const search = new URLSearchParams(queryAt === -1 ? "" : rawUrl.slice(queryAt + 1));
-    const address = normaliseAddress(req.socket.remoteAddress);
-    const trace: Trace = { routeId: null, keyId: null };
-    let raw: Buffer = Buffer.alloc(0);
-    let status: number | null = null;
-
-    const finish = () => {
-      const entry = deps.log.add({
-        at: arrivedAt,
-        method,
-        path,
-        query: queryRecord(search),
-        routeId: trace.routeId,
-        headers: flatHeaders(req),
-        body: bodyForLog(raw, req.headers["content-type"]),
-        parts: multipartHeadersForLog(raw, req.headers["content-type"]),
-        remoteAddress: address,
-        keyId: trace.keyId,
-        status,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-      });
-      deps.onRequest?.(entry);
-    };
-    const answer = (result: RouteResult) => {
-      status = result.status;
-      // Date comes from the sandbox's clock, so a skewed server shows its skew like a real one.
-      sendResult(res, result, {
-        "X-Request-ID": requestId,
-        Date: new Date(deps.clock.now()).toUTCString(),
-      });
-    };
-    const drop = () => {
-      status = null;
-      req.socket.destroy();
-    };
-
+    const exchange = arrival(deps, req, res);
     try {
-      if (path.startsWith(ADMIN_PREFIX))
-        return answer(deps.admin({ method, path, address, host: req.headers.host }));
-      const target = resolveTarget(deps.router, method, path, trace);
-      raw = await readBody(req, bodyCap(deps, target));
-      const fault = deps.faults.decide({ routeId: trace.routeId, kind: target.kind, method });
-      if (fault.delayMs > 0) await sleep(fault.delayMs);
-      if (fault.terminal?.type === "drop") return drop();
-      if (fault.terminal?.type === "status" && fault.terminal.echoRequest) {
-        const echoed = Object.entries(req.headers)
-          .map(([name, value]) => `${name}: ${String(value)}`)
-          .join("\n");
-        const auth = `Authorization: ${req.headers.authorization ?? "(none)"}`;
-        return answer({
-          status: fault.terminal.status,
-          bytes: Buffer.from(`Gateway error (${auth}) on ${method} ${path}:\n${echoed}\n`),
-          contentType: "text/plain",
-        });
-      }
-      if (fault.terminal?.type === "status" && fault.terminal.body !== undefined) {
-        const { status: injected, body, contentType } = fault.terminal;
-        return answer({
-          status: injected,
-          bytes: Buffer.from(body),
-          contentType: contentType ?? "text/plain",
-        });
-      }
-      if (fault.terminal?.type === "status") {
-        const { status: injected, retryAfterSeconds } = fault.terminal;
-        throw new Problem(injected, `Injected fault: ${injected}.`, {
-          reasonCode: injected === 429 ? "rate_limit_exceeded" : "injected_fault",
-          ...(retryAfterSeconds !== undefined
-            ? { headers: { "Retry-After": String(retryAfterSeconds) } }
-            : {}),
-        });
-      }
-      const result =
-        target.kind === "exchange"
-          ? {
-              status: 200,
-              json: deps.tokens.exchange(parseJsonBody(raw, req.headers["content-type"]), address),
-            }
-          : await runRoute(
-              deps,
-              target.route,
-              target.params,
-              search,
-              raw,
-              req,
-              address,
-              requestId,
-              trace,
-              fault.holdMs,
-            );
-      if (fault.terminal?.type === "drop_after_apply") return drop();
-      if (fault.terminal?.type === "large_answer") {
-        status = result.status;
-        return await sendPadded(res, result, fault.terminal, {
-          "X-Request-ID": requestId,
-          Date: new Date(deps.clock.now()).toUTCString(),
-        });
-      }
-      answer(result);
+      await serve(deps, exchange);
     } catch (error) {
-      answer(problemResult(error, requestId, trace.routeId));
+      answer(deps, exchange, problemResult(error, exchange.requestId, exchange.trace.routeId));
     } finally {
-      finish();
+      logExchange(deps, exchange);
     }
   };
+}
+
+function arrival(deps: PipelineDeps, req: IncomingMessage, res: ServerResponse): Exchange {
+  const rawUrl = req.url ?? "/";
+  const queryAt = rawUrl.indexOf("?");
+  return {
+    req,
+    res,
+    started: performance.now(),
+    arrivedAt: new Date(deps.clock.now()).toISOString(),
+    requestId: pickRequestId(req.headers["x-request-id"]),
+    method: (req.method ?? "GET").toUpperCase(),
+    path: queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt),
+    search: new URLSearchParams(queryAt === -1 ? "" : rawUrl.slice(queryAt + 1)),
+    address: normaliseAddress(req.socket.remoteAddress),
+    trace: { routeId: null, keyId: null },
+    raw: Buffer.alloc(0),
+    status: null,
+  };
+}
+
+async function serve(deps: PipelineDeps, exchange: Exchange): Promise<void> {
+  const { req, method, path, trace } = exchange;
+  if (path.startsWith(ADMIN_PREFIX))
+    return answer(
+      deps,
+      exchange,
+      deps.admin({ method, path, address: exchange.address, host: req.headers.host }),
+    );
+  const target = resolveTarget(deps.router, method, path, trace);
+  exchange.raw = await readBody(req, bodyCap(deps, target));
+  const fault = deps.faults.decide({ routeId: trace.routeId, kind: target.kind, method });
+  if (fault.delayMs > 0) await sleep(fault.delayMs);
+  if (fault.terminal?.type === "drop") return drop(exchange);
+  const injected = injectedAnswer(fault.terminal, exchange);
+  if (injected) return answer(deps, exchange, injected);
+  const result =
+    target.kind === "exchange"
+      ? {
+          status: 200,
+          json: deps.tokens.exchange(
+            parseJsonBody(exchange.raw, req.headers["content-type"]),
+            exchange.address,
+          ),
+        }
+      : await runRoute(deps, exchange, target.route, target.params, fault.holdMs);
+  if (fault.terminal?.type === "drop_after_apply") return drop(exchange);
+  if (fault.terminal?.type === "large_answer") {
+    exchange.status = result.status;
+    return sendPadded(exchange.res, result, fault.terminal, commonHeaders(deps, exchange));
+  }
+  answer(deps, exchange, result);
+}
+
+/** A fault that answers instead of the route: raw text, a quoted request, or a problem. */
+function injectedAnswer(terminal: FaultDecision["terminal"], exchange: Exchange) {
+  if (terminal?.type !== "status") return null;
+  const { req, method, path } = exchange;
+  if (terminal.echoRequest) {
+    const echoed = Object.entries(req.headers)
+      .map(([name, value]) => `${name}: ${String(value)}`)
+      .join("\n");
+    const auth = `Authorization: ${req.headers.authorization ?? "(none)"}`;
+    return {
+      status: terminal.status,
+      bytes: Buffer.from(`Gateway error (${auth}) on ${method} ${path}:\n${echoed}\n`),
+      contentType: "text/plain",
+    };
+  }
+  if (terminal.body !== undefined)
+    return {
+      status: terminal.status,
+      bytes: Buffer.from(terminal.body),
+      contentType: terminal.contentType ?? "text/plain",
+    };
+  const { status, retryAfterSeconds } = terminal;
+  throw new Problem(status, `Injected fault: ${status}.`, {
+    reasonCode: status === 429 ? "rate_limit_exceeded" : "injected_fault",
+    ...(retryAfterSeconds !== undefined
+      ? { headers: { "Retry-After": String(retryAfterSeconds) } }
+      : {}),
+  });
+}
+
+// Date comes from the sandbox's clock, so a skewed server shows its skew like a real one.
+const commonHeaders = (deps: PipelineDeps, exchange: Exchange) => ({
+  "X-Request-ID": exchange.requestId,
+  Date: new Date(deps.clock.now()).toUTCString(),
+});
+
+function answer(deps: PipelineDeps, exchange: Exchange, result: RouteResult): void {
+  exchange.status = result.status;
+  sendResult(exchange.res, result, commonHeaders(deps, exchange));
+}
+
+function drop(exchange: Exchange): void {
+  exchange.status = null;
+  exchange.req.socket.destroy();
+}
+
+function logExchange(deps: PipelineDeps, exchange: Exchange): void {
+  const { req, raw, trace } = exchange;
+  const entry = deps.log.add({
+    at: exchange.arrivedAt,
+    method: exchange.method,
+    path: exchange.path,
+    query: queryRecord(exchange.search),
+    routeId: trace.routeId,
+    headers: flatHeaders(req),
+    body: bodyForLog(raw, req.headers["content-type"]),
+    parts: multipartHeadersForLog(raw, req.headers["content-type"]),
+    remoteAddress: exchange.address,
+    keyId: trace.keyId,
+    status: exchange.status,
+    durationMs: Math.round((performance.now() - exchange.started) * 100) / 100,
+  });
+  deps.onRequest?.(entry);
 }
 
 type Target =
@@ -206,18 +237,49 @@ function resolveTarget(router: Router, method: string, path: string, trace: Trac
   return { kind: match.route.kind, route: match.route, params: match.params };
 }
 
+/** A route's request, refused or run: who calls, for whom, with what, then once per key. */
 async function runRoute(
   deps: PipelineDeps,
+  exchange: Exchange,
   route: RouteDef,
   rawParams: Record<string, string>,
-  search: URLSearchParams,
-  raw: Buffer,
-  req: IncomingMessage,
-  address: string,
-  requestId: string,
-  trace: Trace,
   holdMs: number,
 ): Promise<RouteResult> {
+  const { key, user } = authorise(deps, exchange, route);
+  const idempotencyKey =
+    route.kind === "write" ? requireIdempotencyKey(exchange.req.headers["idempotency-key"]) : null;
+  const input = await parseInput(route, rawParams, exchange);
+  const invoke = async (): Promise<RouteResult> => {
+    if (holdMs > 0) await sleep(holdMs);
+    try {
+      return await route.handle({
+        ...input,
+        state: deps.state,
+        key,
+        user,
+        now: () => deps.clock.now(),
+      });
+    } catch (error) {
+      return problemResult(error, exchange.requestId, route.id);
+    }
+  };
+  if (idempotencyKey === null || deps.idempotency === null) return invoke();
+  const digest = contentDigest({
+    route: route.id,
+    ...input,
+    // An upload is the same write when its bytes are the same.
+    file: input.file && {
+      ...input.file,
+      bytes: contentDigest(input.file.bytes.toString("base64")),
+    },
+    user: user?.id ?? null,
+  });
+  return once(deps.idempotency, key.keyId, idempotencyKey, digest, invoke);
+}
+
+/** Bearer, rate limit, the key's restrictions, then the delegated user the route acts for. */
+function authorise(deps: PipelineDeps, exchange: Exchange, route: RouteDef) {
+  const { req, address, trace } = exchange;
   const key = deps.tokens.authenticate(req.headers.authorization);
   trace.keyId = key.keyId;
   deps.rateLimiter?.take(key.keyId);
@@ -233,10 +295,14 @@ async function runRoute(
         deps.state.data.users,
       )
     : null;
-  const idempotencyKey =
-    route.kind === "write" ? requireIdempotencyKey(req.headers["idempotency-key"]) : null;
+  return { key, user };
+}
+
+/** Path, query and body (JSON, or a multipart upload's fields and file), each validated. */
+async function parseInput(route: RouteDef, rawParams: Record<string, string>, exchange: Exchange) {
+  const { raw, req } = exchange;
   const params = parseOrRefuse(route.params ?? NO_PARAMETERS, rawParams);
-  const query = parseOrRefuse(route.query ?? NO_PARAMETERS, singleValuedQuery(search));
+  const query = parseOrRefuse(route.query ?? NO_PARAMETERS, singleValuedQuery(exchange.search));
   const upload = route.upload
     ? await parseUpload(raw, req.headers["content-type"], route.upload.file)
     : null;
@@ -245,37 +311,18 @@ async function runRoute(
     : route.body
       ? parseOrRefuse(route.body, parseJsonBody(raw, req.headers["content-type"]))
       : undefined;
-  const file = upload?.file ?? null;
+  return { params, query, body, file: upload?.file ?? null };
+}
 
-  const invoke = async (): Promise<RouteResult> => {
-    if (holdMs > 0) await sleep(holdMs);
-    try {
-      return await route.handle({
-        params,
-        query,
-        body,
-        file,
-        state: deps.state,
-        key,
-        user,
-        now: () => deps.clock.now(),
-      });
-    } catch (error) {
-      return problemResult(error, requestId, route.id);
-    }
-  };
-  if (idempotencyKey === null || deps.idempotency === null) return invoke();
-
-  const digest = contentDigest({
-    route: route.id,
-    params,
-    query,
-    body,
-    // An upload is the same write when its bytes are the same.
-    file: file && { ...file, bytes: contentDigest(file.bytes.toString("base64")) },
-    user: user?.id ?? null,
-  });
-  const stored = deps.idempotency.begin(key.keyId, idempotencyKey, digest);
+/** A write runs once per Idempotency-Key; a repeat gets the stored answer, marked replayed. */
+async function once(
+  store: IdempotencyStore,
+  keyId: string,
+  idempotencyKey: string,
+  digest: string,
+  invoke: () => Promise<RouteResult>,
+): Promise<RouteResult> {
+  const stored = store.begin(keyId, idempotencyKey, digest);
   if (stored)
     return {
       status: stored.status,
@@ -284,7 +331,7 @@ async function runRoute(
       headers: { "Idempotent-Replayed": "true" },
     };
   const result = await invoke();
-  deps.idempotency.complete(key.keyId, idempotencyKey, {
+  store.complete(keyId, idempotencyKey, {
     status: result.status,
     body: result.json,
     contentType: result.contentType,
