@@ -25,8 +25,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/http/upstream-share.ts UpstreamShare": 218,
   "src/auth/token-manager.ts TokenManager": 213,
   "src/app.ts prepare": 151,
-  "packages/sandbox/src/handlers/timeline.ts operationEvents": 137,
-  "packages/sandbox/src/handlers/timeline.ts narrative": 137,
   "src/app.ts startApp": 108,
   "src/mcp/resources.ts installResources": 101,
   "src/config.ts loadConfig": 100,

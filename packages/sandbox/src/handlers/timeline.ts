@@ -54,6 +54,23 @@ function eventId(...parts: string[]): string {
 const clip = (text: string | null, max = 280) =>
   text === null || text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 
+type EventFields = Pick<TimelineEvent, "occurred_at" | "title"> & Partial<TimelineEvent>;
+
+/** What each kind of record is read with, and where its events go. */
+interface EventSources {
+  state: SandboxState;
+  key: SandboxKey;
+  operation: Operation;
+  today: string;
+  /** Records one event; `n` tells apart the events of one record. Future ones are left out. */
+  add(
+    type: TimelineType,
+    source: { type: string; id: string },
+    n: string,
+    fields: EventFields,
+  ): void;
+}
+
 /**
  * Everything that happened to an operation, built from the sandbox's records at the time of the
  * request: its status changes, notes, alerts and their moves, calendar events that are past,
@@ -67,14 +84,8 @@ export function operationEvents(
   nowMs: number,
 ): TimelineEvent[] {
   const now = new Date(nowMs).toISOString();
-  const today = businessDate(nowMs);
   const events: TimelineEvent[] = [];
-  const add = (
-    type: TimelineType,
-    source: { type: string; id: string },
-    n: string,
-    fields: Pick<TimelineEvent, "occurred_at" | "title"> & Partial<TimelineEvent>,
-  ) => {
+  const add: EventSources["add"] = (type, source, n, fields) => {
     // In UTC, so that events compare and sort as instants whatever offset they were written in.
     const occurred = new Date(fields.occurred_at).toISOString();
     if (occurred > now) return;
@@ -90,9 +101,15 @@ export function operationEvents(
       occurred_at: occurred,
     });
   };
-  const { data } = state;
+  const sources: EventSources = { state, key, operation, today: businessDate(nowMs), add };
+  for (const collect of EVENT_COLLECTORS) collect(sources);
+  return events.sort(
+    (a, b) => b.occurred_at.localeCompare(a.occurred_at) || a.id.localeCompare(b.id),
+  );
+}
 
-  for (const change of data.statusChanges.filter((c) => c.operation_id === operation.id)) {
+function statusChangeEvents({ state, operation, add }: EventSources): void {
+  for (const change of state.data.statusChanges.filter((c) => c.operation_id === operation.id)) {
     add("status_change", { type: "operation", id: operation.id }, change.id, {
       occurred_at: change.at,
       title:
@@ -102,7 +119,10 @@ export function operationEvents(
       actor: change.by,
     });
   }
-  for (const note of data.notes.filter((n) => n.operation_id === operation.id)) {
+}
+
+function noteEvents({ state, operation, add }: EventSources): void {
+  for (const note of state.data.notes.filter((n) => n.operation_id === operation.id)) {
     const source = { type: "note", id: note.id };
     add("note", source, "written", {
       occurred_at: note.date,
@@ -119,7 +139,10 @@ export function operationEvents(
       });
     }
   }
-  for (const alert of data.alerts.filter((a) => a.operation_id === operation.id)) {
+}
+
+function alertEvents({ state, operation, add }: EventSources): void {
+  for (const alert of state.data.alerts.filter((a) => a.operation_id === operation.id)) {
     alert.history.forEach((move, i) => {
       add("alert", { type: "alert", id: alert.id }, String(i), {
         occurred_at: move.at,
@@ -133,7 +156,10 @@ export function operationEvents(
       });
     });
   }
-  for (const event of data.calendarEvents.filter((e) => e.operation_id === operation.id)) {
+}
+
+function calendarEvents({ state, operation, add }: EventSources): void {
+  for (const event of state.data.calendarEvents.filter((e) => e.operation_id === operation.id)) {
     if (event.accepted === false) continue; // a rejected proposal never happened
     add("calendar_event", { type: "calendar_event", id: event.id }, "held", {
       occurred_at: `${event.event_date}T00:00:00.000Z`,
@@ -141,7 +167,10 @@ export function operationEvents(
       summary: clip(event.description ?? null),
     });
   }
-  for (const document of data.documents) {
+}
+
+function documentEvents({ state, key, operation, add }: EventSources): void {
+  for (const document of state.data.documents) {
     if (!mayOpen(state, key, document)) continue;
     for (const attachment of document.attachments) {
       if (attachment.target_type !== "operation" || attachment.target_id !== operation.id) continue;
@@ -153,7 +182,10 @@ export function operationEvents(
       });
     }
   }
-  for (const task of data.tasks.filter((t) => t.operation_id === operation.id)) {
+}
+
+function taskEvents({ state, operation, add }: EventSources): void {
+  for (const task of state.data.tasks.filter((t) => t.operation_id === operation.id)) {
     const source = { type: "task", id: task.id };
     add("task", source, "created", {
       occurred_at: task.created_at,
@@ -169,8 +201,12 @@ export function operationEvents(
       });
     }
   }
+}
+
+/** Payments received or rejected, and schedule lines that fell due unpaid. */
+function repaymentEvents({ state, operation, today, add }: EventSources): void {
   const schedule = scheduleView(state, operation.id, today);
-  for (const r of data.repayments.filter((x) => x.operation_id === operation.id)) {
+  for (const r of state.data.repayments.filter((x) => x.operation_id === operation.id)) {
     if (r.status === "pending" || r.settled_at === null) continue;
     const line = schedule.lines.find((l) => l.id === r.schedule_line_id);
     add("repayment", { type: "repayment", id: r.id }, r.status, {
@@ -193,10 +229,17 @@ export function operationEvents(
       severity: "critical",
     });
   }
-  return events.sort(
-    (a, b) => b.occurred_at.localeCompare(a.occurred_at) || a.id.localeCompare(b.id),
-  );
 }
+
+const EVENT_COLLECTORS = [
+  statusChangeEvents,
+  noteEvents,
+  alertEvents,
+  calendarEvents,
+  documentEvents,
+  taskEvents,
+  repaymentEvents,
+];
 
 const typesParam = z
   .string()
@@ -231,104 +274,18 @@ export function narrative(
 ): Narrative {
   const today = businessDate(nowMs);
   const from = addDays(today, -days);
+  const horizon = addDays(today, NARRATIVE_UPCOMING_DAYS);
   const events = operationEvents(state, key, operation, nowMs);
   const inPeriod = events.filter((e) => e.occurred_at.slice(0, 10) >= from);
-  const { data } = state;
-  const f = operation.financial_summary;
-  const operator = data.operators.find((o) => o.id === operation.operateur_id);
-  const since = events.find((e) => e.type === "status_change");
-
-  const situation = [
-    `« ${operation.name} » (${label("asset_class", operation.classe_actif)}, ${label("investment_type", operation.type_investissement).toLowerCase()})${operator?.name ? ` est portée par ${operator.name}` : ""}.`,
-    `Elle est au statut « ${label("operation_status", operation.status)} »${since ? ` depuis le ${frenchLongDate(since.occurred_at)}` : ""}, statut interne « ${label("internal_status", operation.statut_interne)} ».`,
-    typeof f.montant_engage === "string" && typeof f.encours === "string"
-      ? `Montant engagé ${frenchEuros(f.montant_engage)}, encours ${frenchEuros(f.encours)}${typeof operation.kpi_snapshot.ltv === "string" ? `, LTV ${frenchDecimal(operation.kpi_snapshot.ltv)} %` : ""}.`
-      : "",
-  ]
-    .filter((s) => s !== "")
-    .join(" ");
-
-  const facts = [...inPeriod].reverse().slice(-NARRATIVE_FACTS);
-  const factsText =
-    inPeriod.length === 0
-      ? `Aucun événement depuis le ${frenchLongDate(from)}.`
-      : [
-          ...facts.map(
-            (e) =>
-              `Le ${frenchLongDate(e.occurred_at)}, ${lowerFirst(e.title)}${e.summary ? ` (${stripDot(e.summary)})` : ""}.`,
-          ),
-          ...(inPeriod.length > facts.length
-            ? [
-                inPeriod.length - facts.length === 1
-                  ? "Un autre événement, plus ancien, figure dans la chronologie."
-                  : `${inPeriod.length - facts.length} autres événements sur la période, plus anciens, figurent dans la chronologie.`,
-              ]
-            : []),
-        ].join(" ");
-
   const schedule = scheduleView(state, operation.id, today);
-  const late = schedule.lines.filter((l) => l.status === "late");
-  const openAlerts = data.alerts
-    .filter(
-      (a) =>
-        a.operation_id === operation.id &&
-        (a.status === "open" || a.status === "acknowledged" || a.status === "postponed"),
-    )
-    .sort((a, b) => severityRank(a.severity) - severityRank(b.severity));
-  const tasks = data.tasks.filter((t) => t.operation_id === operation.id);
-  const blocked = tasks.filter((t) => t.status === "blocked");
-  const overdue = tasks.filter(
-    (t) => t.status !== "done" && t.due_date !== null && t.due_date < today,
-  );
-  const attention = [
-    ...openAlerts.map(
-      (a) =>
-        `Alerte ${SEVERITY_WORDS[a.severity]} ${a.status === "open" ? "ouverte" : ALERT_MOVES[a.status]} : ${a.title}.`,
-    ),
-    ...(late.length > 0
-      ? [
-          `${late.length === 1 ? "Une échéance impayée" : `${late.length} échéances impayées`} pour ${frenchEuros(schedule.totals.late)}, la plus ancienne du ${frenchLongDate(late[0]?.due_date ?? today)}.`,
-        ]
-      : []),
-    ...blocked.map((t) => `Tâche bloquée : ${t.title} (${stripDot(t.blocked_reason ?? "")}).`),
-    ...overdue
-      .filter((t) => t.status !== "blocked")
-      .map(
-        (t) => `Tâche en retard : ${t.title}, attendue le ${frenchLongDate(t.due_date ?? today)}.`,
-      ),
-  ];
-
-  const horizon = addDays(today, NARRATIVE_UPCOMING_DAYS);
-  const upcoming = [
-    ...data.calendarEvents
-      .filter(
-        (e) =>
-          e.operation_id === operation.id &&
-          e.accepted !== false &&
-          e.event_date >= today &&
-          e.event_date <= horizon,
-      )
-      .map((e) => ({ day: e.event_date, text: e.title })),
-    ...schedule.lines
-      .filter((l) => l.status === "due" && l.due_date <= horizon)
-      .map((l) => ({ day: l.due_date, text: `échéance de ${frenchEuros(l.remaining)}` })),
-    ...tasks
-      .filter(
-        (t) =>
-          t.status !== "done" &&
-          t.due_date !== null &&
-          t.due_date >= today &&
-          t.due_date <= horizon,
-      )
-      .map((t) => ({ day: t.due_date ?? today, text: `tâche « ${t.title} »` })),
-  ].sort((a, b) => a.day.localeCompare(b.day) || a.text.localeCompare(b.text, "fr"));
-
+  const attention = attentionPoints(state, operation, schedule, today);
+  const upcoming = upcomingItems(state, operation, schedule, today, horizon);
   const sections: Narrative["sections"] = [
-    { key: "situation", heading: "Situation", text: situation },
+    { key: "situation", heading: "Situation", text: situationText(state, operation, events) },
     {
       key: "faits_marquants",
       heading: `Faits marquants depuis le ${frenchLongDate(from)}`,
-      text: factsText,
+      text: factsText(inPeriod, from),
     },
     {
       key: "points_attention",
@@ -358,6 +315,112 @@ export function narrative(
     sections,
     text: sections.map((s) => `${s.heading}\n${s.text}`).join("\n\n"),
   };
+}
+
+type Schedule = ReturnType<typeof scheduleView>;
+
+/** Who carries it, its status and since when, its amounts. */
+function situationText(
+  state: SandboxState,
+  operation: Operation,
+  events: readonly TimelineEvent[],
+): string {
+  const f = operation.financial_summary;
+  const operator = state.data.operators.find((o) => o.id === operation.operateur_id);
+  const since = events.find((e) => e.type === "status_change");
+  return [
+    `« ${operation.name} » (${label("asset_class", operation.classe_actif)}, ${label("investment_type", operation.type_investissement).toLowerCase()})${operator?.name ? ` est portée par ${operator.name}` : ""}.`,
+    `Elle est au statut « ${label("operation_status", operation.status)} »${since ? ` depuis le ${frenchLongDate(since.occurred_at)}` : ""}, statut interne « ${label("internal_status", operation.statut_interne)} ».`,
+    typeof f.montant_engage === "string" && typeof f.encours === "string"
+      ? `Montant engagé ${frenchEuros(f.montant_engage)}, encours ${frenchEuros(f.encours)}${typeof operation.kpi_snapshot.ltv === "string" ? `, LTV ${frenchDecimal(operation.kpi_snapshot.ltv)} %` : ""}.`
+      : "",
+  ]
+    .filter((s) => s !== "")
+    .join(" ");
+}
+
+/** The period's latest events, oldest first, and how many more the timeline holds. */
+function factsText(inPeriod: readonly TimelineEvent[], from: string): string {
+  if (inPeriod.length === 0) return `Aucun événement depuis le ${frenchLongDate(from)}.`;
+  const facts = [...inPeriod].reverse().slice(-NARRATIVE_FACTS);
+  const more = inPeriod.length - facts.length;
+  return [
+    ...facts.map(
+      (e) =>
+        `Le ${frenchLongDate(e.occurred_at)}, ${lowerFirst(e.title)}${e.summary ? ` (${stripDot(e.summary)})` : ""}.`,
+    ),
+    ...(more > 0
+      ? [
+          more === 1
+            ? "Un autre événement, plus ancien, figure dans la chronologie."
+            : `${more} autres événements sur la période, plus anciens, figurent dans la chronologie.`,
+        ]
+      : []),
+  ].join(" ");
+}
+
+/** Open alerts (worst first), unpaid lines, blocked tasks, late tasks: one sentence each. */
+function attentionPoints(
+  state: SandboxState,
+  operation: Operation,
+  schedule: Schedule,
+  today: string,
+): string[] {
+  const late = schedule.lines.filter((l) => l.status === "late");
+  const openAlerts = state.data.alerts
+    .filter(
+      (a) =>
+        a.operation_id === operation.id &&
+        (a.status === "open" || a.status === "acknowledged" || a.status === "postponed"),
+    )
+    .sort((a, b) => severityRank(a.severity) - severityRank(b.severity));
+  const tasks = state.data.tasks.filter((t) => t.operation_id === operation.id);
+  const overdue = tasks.filter(
+    (t) => t.status !== "done" && t.due_date !== null && t.due_date < today,
+  );
+  return [
+    ...openAlerts.map(
+      (a) =>
+        `Alerte ${SEVERITY_WORDS[a.severity]} ${a.status === "open" ? "ouverte" : ALERT_MOVES[a.status]} : ${a.title}.`,
+    ),
+    ...(late.length > 0
+      ? [
+          `${late.length === 1 ? "Une échéance impayée" : `${late.length} échéances impayées`} pour ${frenchEuros(schedule.totals.late)}, la plus ancienne du ${frenchLongDate(late[0]?.due_date ?? today)}.`,
+        ]
+      : []),
+    ...tasks
+      .filter((t) => t.status === "blocked")
+      .map((t) => `Tâche bloquée : ${t.title} (${stripDot(t.blocked_reason ?? "")}).`),
+    ...overdue
+      .filter((t) => t.status !== "blocked")
+      .map(
+        (t) => `Tâche en retard : ${t.title}, attendue le ${frenchLongDate(t.due_date ?? today)}.`,
+      ),
+  ];
+}
+
+/** Calendar events, lines due and tasks due between today and the horizon, by day. */
+function upcomingItems(
+  state: SandboxState,
+  operation: Operation,
+  schedule: Schedule,
+  today: string,
+  horizon: string,
+): Array<{ day: string; text: string }> {
+  const within = (day: string | null) => day !== null && day >= today && day <= horizon;
+  return [
+    ...state.data.calendarEvents
+      .filter(
+        (e) => e.operation_id === operation.id && e.accepted !== false && within(e.event_date),
+      )
+      .map((e) => ({ day: e.event_date, text: e.title })),
+    ...schedule.lines
+      .filter((l) => l.status === "due" && l.due_date <= horizon)
+      .map((l) => ({ day: l.due_date, text: `échéance de ${frenchEuros(l.remaining)}` })),
+    ...state.data.tasks
+      .filter((t) => t.operation_id === operation.id && t.status !== "done" && within(t.due_date))
+      .map((t) => ({ day: t.due_date ?? today, text: `tâche « ${t.title} »` })),
+  ].sort((a, b) => a.day.localeCompare(b.day) || a.text.localeCompare(b.text, "fr"));
 }
 
 const SEVERITY_WORDS = { critical: "critique", warning: "à surveiller", info: "d'information" };
