@@ -29,7 +29,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/mcp/resources.ts installResources": 101,
   "src/config.ts loadConfig": 100,
   "src/cli.ts main": 96,
-  "packages/sandbox/src/handlers/reports.ts buildInrevWorkbook": 88,
   "src/transport/authenticate.ts Authenticator.authenticate": 84,
   "packages/sandbox/src/handlers/operation-writes.ts prepareOperation": 80,
   "src/api/contract/load.ts normaliseContract": 78,
