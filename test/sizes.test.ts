@@ -30,7 +30,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/config.ts loadConfig": 100,
   "src/cli.ts main": 96,
   "src/transport/authenticate.ts Authenticator.authenticate": 84,
-  "packages/sandbox/src/handlers/operation-writes.ts prepareOperation": 80,
   "src/api/contract/load.ts normaliseContract": 78,
   "src/api/client.ts ApiClient.prepare": 76,
   "src/mcp/tools.ts installTools": 75,

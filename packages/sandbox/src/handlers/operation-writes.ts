@@ -183,14 +183,55 @@ export function prepareOperation(
 ): PreparedWrite {
   const what = `Operation ${current?.id ?? "(new)"}`;
   if (mode === "update") requireChanges(body, ["version"]);
-  if (current && body.version !== undefined && body.version !== current.version) {
+  checkVersion(current, body.version, what);
+  const { version: _v, external_id: _e, ...sent } = sentFields(body);
+  checkOperationCodes(state, sent);
+  checkLinks(state, sent);
+  const base = current ?? blankOperation(options.at, options.externalId ?? null);
+  if (!current && options.externalId && findByExternalId(state, options.externalId)) {
+    throw new Problem(409, `External id ${options.externalId} is already an operation's.`, {
+      reasonCode: "external_id_taken",
+    });
+  }
+  const status = (sent.status ?? base.status) as OperationStatus;
+  if (current && status !== current.status) {
+    const from = current.status as OperationStatus;
+    if (mode === "update") assertTransition(OPERATION_MOVES, status, from, what);
+    else assertReachable(OPERATION_MOVES, from, status, what);
+  }
+  const spvId = sent.spv_id === undefined ? base.spv_id : (lowerId(sent.spv_id) ?? null);
+  const spv = spvId === null ? undefined : state.data.spvs.find((s) => s.id === spvId);
+  if (spv && spvId !== current?.spv_id) assertSpvTakesOperations(spv);
+  const name = sent.name ?? base.name;
+  checkNameFree(state, current, name, options.claimed);
+  if (sent.data) checkBusinessData(state, "operation", sent.data);
+  const next: Operation = {
+    ...mergedOperation(base, sent),
+    name,
+    status,
+    phase: PHASE_BY_STATUS[status] ?? base.phase,
+    spv_id: spvId,
+    fond_id: spv?.fond_id ?? null,
+  };
+  options.claimed?.add(name.toLowerCase());
+  return { next, current, changed: !current || differs(next, current, ["updated_at", "version"]) };
+}
+
+/** 409 `version_conflict` when the change was written against another version. */
+function checkVersion(current: Operation | null, version: number | undefined, what: string) {
+  if (current && version !== undefined && version !== current.version) {
     throw new Problem(
       409,
-      `${what} is at version ${current.version}, not ${body.version}: read it again, then resend the change.`,
+      `${what} is at version ${current.version}, not ${version}: read it again, then resend the change.`,
       { reasonCode: "version_conflict" },
     );
   }
-  const { version: _v, external_id: _e, ...sent } = sentFields(body);
+}
+
+type SentOperation = Omit<Partial<OperationInput>, "version" | "external_id">;
+
+/** Each coded field holds a code of its taxonomy. */
+function checkOperationCodes(state: SandboxState, sent: SentOperation): void {
   checkCodes(state, [
     { field: "status", dimension: "operation_status", value: sent.status },
     { field: "type_investissement", dimension: "investment_type", value: sent.type_investissement },
@@ -203,44 +244,29 @@ export function prepareOperation(
       value: sent.statut_operationnel,
     },
   ]);
-  checkLinks(state, sent);
-  const base = current ?? blankOperation(options.at, options.externalId ?? null);
-  if (!current && options.externalId && findByExternalId(state, options.externalId)) {
-    throw new Problem(409, `External id ${options.externalId} is already an operation's.`, {
-      reasonCode: "external_id_taken",
+}
+
+/** 409 `operation_name_taken`: names are unique, case aside, imports' earlier rows included. */
+function checkNameFree(
+  state: SandboxState,
+  current: Operation | null,
+  name: string,
+  claimed: Set<string> | undefined,
+): void {
+  if (current && sameName(current.name, name)) return;
+  const other = state.data.operations.find((o) => o !== current && sameName(o.name, name));
+  if (other || claimed?.has(name.toLowerCase())) {
+    throw new Problem(409, `An operation is already named ${name}.`, {
+      reasonCode: "operation_name_taken",
     });
   }
+}
 
-  const status = (sent.status ?? base.status) as OperationStatus;
-  if (current && status !== current.status) {
-    const from = current.status as OperationStatus;
-    if (mode === "update") assertTransition(OPERATION_MOVES, status, from, what);
-    else assertReachable(OPERATION_MOVES, from, status, what);
-  }
-
-  const spvId = sent.spv_id === undefined ? base.spv_id : (lowerId(sent.spv_id) ?? null);
-  const spv = spvId === null ? undefined : state.data.spvs.find((s) => s.id === spvId);
-  if (spv && spvId !== current?.spv_id) assertSpvTakesOperations(spv);
-
-  const name = sent.name ?? base.name;
-  if (!current || !sameName(current.name, name)) {
-    const other = state.data.operations.find((o) => o !== current && sameName(o.name, name));
-    if (other || options.claimed?.has(name.toLowerCase())) {
-      throw new Problem(409, `An operation is already named ${name}.`, {
-        reasonCode: "operation_name_taken",
-      });
-    }
-  }
-
-  if (sent.data) checkBusinessData(state, "operation", sent.data);
-  const next: Operation = {
+/** The sent fields over the operation; its business data, KPIs and figures merged key by key. */
+function mergedOperation(base: Operation, sent: SentOperation): Operation {
+  return {
     ...base,
     ...sent,
-    name,
-    status,
-    phase: PHASE_BY_STATUS[status] ?? base.phase,
-    spv_id: spvId,
-    fond_id: spv?.fond_id ?? null,
     operateur_id:
       sent.operateur_id === undefined ? base.operateur_id : (lowerId(sent.operateur_id) ?? null),
     data: sent.data ? mergeObject(base.data, sent.data) : base.data,
@@ -251,8 +277,6 @@ export function prepareOperation(
       ? mergeFinancial(base.financial_summary, sent.financial_summary)
       : base.financial_summary,
   };
-  options.claimed?.add(name.toLowerCase());
-  return { next, current, changed: !current || differs(next, current, ["updated_at", "version"]) };
 }
 
 /**
