@@ -45,7 +45,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/transport/stdio.ts serveStdio": 67,
   "src/audit/verify.ts verifyChain": 66,
   "src/doctor.ts signInRows": 66,
-  "packages/sandbox/src/handlers/calendar.ts handle": 66,
   "src/state/redis.ts connectRedis": 66,
   "src/http/transport.ts createTransport": 65,
   "packages/sandbox/src/contract/openapi.ts buildContract": 65,

@@ -59,6 +59,65 @@ const PROPOSAL_DECISIONS: Transitions<ProposalState, Decision> = {
   reject: ["undecided"],
 };
 
+type Receipt = NonNullable<CalendarEvent["idempotency_receipt"]>;
+type ManualContent = Omit<z.output<typeof createBody>, "client_request_id">;
+
+/**
+ * The event an earlier creation with the same client_request_id made, marked replayed; null
+ * for a first creation. 409 when the content differs, or when that event was deleted.
+ */
+function replayedCreation(state: SandboxState, receipt: Receipt): CalendarEvent | null {
+  const id = receipt.client_request_id;
+  const earlier = state.data.calendarReceipts.find(
+    (r) => r.actor_id === receipt.actor_id && r.client_request_id === id,
+  );
+  if (!earlier) return null;
+  if (earlier.payload_digest !== receipt.payload_digest) {
+    throw new Problem(
+      409,
+      `client_request_id ${id} already created an event with other content; use a new client_request_id for a new event.`,
+      { reasonCode: "client_request_id_reused" },
+    );
+  }
+  if (earlier.deleted) {
+    throw new Problem(
+      409,
+      `The event created under client_request_id ${id} was deleted; use a new client_request_id to create it again.`,
+      { reasonCode: "manual_creation_deleted" },
+    );
+  }
+  const stored = findEvent(state, earlier.event_id);
+  const replay = stored.idempotency_receipt ?? null;
+  return { ...stored, idempotency_receipt: replay && { ...replay, replayed: true } };
+}
+
+function manualEvent(
+  state: SandboxState,
+  content: ManualContent,
+  receipt: Receipt,
+  at: string,
+): CalendarEvent {
+  return {
+    id: randomUUID(),
+    entity_id: state.data.entity.id,
+    title: content.title,
+    description: content.description ?? null,
+    event_date: content.event_date,
+    event_type: content.event_type,
+    operation_id: lowerId(content.operation_id) ?? null,
+    operateur_id: lowerId(content.operateur_id) ?? null,
+    fond_id: lowerId(content.fond_id) ?? null,
+    spv_id: lowerId(content.spv_id) ?? null,
+    source: "manual",
+    source_alert_id: null,
+    confidence: null,
+    accepted: null,
+    idempotency_receipt: receipt,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
 /** A proposal is an event a machine suggested (from an alert, with a confidence index). */
 function isProposal(event: CalendarEvent): boolean {
   return (event.source_alert_id ?? null) !== null || (event.confidence ?? null) !== null;
@@ -162,64 +221,21 @@ export const calendarRoutes = [
     handle({ body, state, key, now }) {
       checkLinks(state, body);
       const { client_request_id: clientRequestId, ...content } = body;
-      const actor = serviceAccount(key);
-      const digest = payloadDigest(content);
-      const receipt = state.data.calendarReceipts.find(
-        (r) => r.actor_id === actor && r.client_request_id === clientRequestId,
-      );
-      if (receipt) {
-        if (receipt.payload_digest !== digest) {
-          throw new Problem(
-            409,
-            `client_request_id ${clientRequestId} already created an event with other content; use a new client_request_id for a new event.`,
-            { reasonCode: "client_request_id_reused" },
-          );
-        }
-        if (receipt.deleted) {
-          throw new Problem(
-            409,
-            `The event created under client_request_id ${clientRequestId} was deleted; use a new client_request_id to create it again.`,
-            { reasonCode: "manual_creation_deleted" },
-          );
-        }
-        const stored = findEvent(state, receipt.event_id);
-        const replay = stored.idempotency_receipt ?? null;
-        return json(
-          { ...stored, idempotency_receipt: replay && { ...replay, replayed: true } },
-          201,
-        );
-      }
-      const at = new Date(now()).toISOString();
-      const event: CalendarEvent = {
-        id: randomUUID(),
-        entity_id: state.data.entity.id,
-        title: content.title,
-        description: content.description ?? null,
-        event_date: content.event_date,
-        event_type: content.event_type,
-        operation_id: lowerId(content.operation_id) ?? null,
-        operateur_id: lowerId(content.operateur_id) ?? null,
-        fond_id: lowerId(content.fond_id) ?? null,
-        spv_id: lowerId(content.spv_id) ?? null,
-        source: "manual",
-        source_alert_id: null,
-        confidence: null,
-        accepted: null,
-        idempotency_receipt: {
-          client_request_id: clientRequestId,
-          actor_id: actor,
-          capability: MANUAL_CREATION,
-          payload_digest: digest,
-          replayed: false,
-        },
-        created_at: at,
-        updated_at: at,
+      const receipt: Receipt = {
+        client_request_id: clientRequestId,
+        actor_id: serviceAccount(key),
+        capability: MANUAL_CREATION,
+        payload_digest: payloadDigest(content),
+        replayed: false,
       };
+      const replay = replayedCreation(state, receipt);
+      if (replay) return json(replay, 201);
+      const event = manualEvent(state, content, receipt, new Date(now()).toISOString());
       state.data.calendarEvents.push(event);
       state.data.calendarReceipts.push({
-        actor_id: actor,
+        actor_id: receipt.actor_id,
         client_request_id: clientRequestId,
-        payload_digest: digest,
+        payload_digest: receipt.payload_digest,
         event_id: event.id,
         deleted: false,
       });
