@@ -47,7 +47,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/doctor.ts signInRows": 66,
   "src/state/redis.ts connectRedis": 66,
   "src/http/transport.ts createTransport": 65,
-  "packages/sandbox/src/contract/openapi.ts buildContract": 65,
   "src/transport/sessions.ts Sessions.handle": 63,
   "src/longtail/search.ts parseQuery": 62,
 };

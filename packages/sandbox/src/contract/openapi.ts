@@ -45,14 +45,7 @@ export function buildContract(
 ): OpenApiDocument {
   const collector = new SchemaCollector();
   const visible = inContractOrder(operations.filter((op) => visibleTo(key, op)));
-  const paths: OpenApiDocument["paths"] = {};
-  const described: OpenApiOperation[] = [];
-  for (const op of visible) {
-    const operation = describe(op, collector);
-    described.push(operation);
-    paths[op.path] ??= {};
-    (paths[op.path] as Record<string, OpenApiOperation>)[op.method.toLowerCase()] = operation;
-  }
+  const { paths, described } = describePaths(visible, collector);
   // A key that sees everything has just described the whole contract: its hash costs nothing more.
   if (visible.length === operations.length && !revisions.has(operations))
     revisions.set(operations, revisionOf(described, collector));
@@ -67,40 +60,63 @@ export function buildContract(
       "x-contract-revision": contractRevision(operations),
     },
     servers: [{ url: options.serverUrl }],
-    "x-key": {
-      key_id: key.keyId,
-      label: key.label,
-      entity_id: options.entityId,
-      environment: options.environment,
-      scopes: [...key.scopes],
-      capabilities: [...key.capabilities],
-      ...(key.routes ? { routes: [...key.routes] } : {}),
-      exported_at: options.exportedAt,
-    },
+    "x-key": keyExtension(key, options),
     security: [{ partnerBearer: [] }],
     tags: FAMILIES.filter((f) => tags.has(f.tag)).map((f) => ({
       name: f.tag,
       description: `${f.name}: ${f.description}`,
     })),
     paths,
-    components: {
-      securitySchemes: {
-        partnerBearer: {
-          type: "http",
-          scheme: "bearer",
-          description:
-            "Bearer from POST /auth/token. Each operation lists the scope it needs as a role of this requirement (OpenAPI 3.1) and in x-scope.",
-        },
+    components: components(collector, options),
+  };
+}
+
+/** Each operation described once, filed under its path and method. */
+function describePaths(visible: readonly OperationMeta[], collector: SchemaCollector) {
+  const paths: OpenApiDocument["paths"] = {};
+  const described: OpenApiOperation[] = [];
+  for (const op of visible) {
+    const operation = describe(op, collector);
+    described.push(operation);
+    paths[op.path] ??= {};
+    (paths[op.path] as Record<string, OpenApiOperation>)[op.method.toLowerCase()] = operation;
+  }
+  return { paths, described };
+}
+
+/** `x-key`: who the export is for, and what that key may do. */
+function keyExtension(key: SandboxKey, options: ContractOptions) {
+  return {
+    key_id: key.keyId,
+    label: key.label,
+    entity_id: options.entityId,
+    environment: options.environment,
+    scopes: [...key.scopes],
+    capabilities: [...key.capabilities],
+    ...(key.routes ? { routes: [...key.routes] } : {}),
+    exported_at: options.exportedAt,
+  };
+}
+
+/** The bearer scheme, the shared parameters and refusals, and every schema collected. */
+function components(collector: SchemaCollector, options: ContractOptions) {
+  return {
+    securitySchemes: {
+      partnerBearer: {
+        type: "http",
+        scheme: "bearer",
+        description:
+          "Bearer from POST /auth/token. Each operation lists the scope it needs as a role of this requirement (OpenAPI 3.1) and in x-scope.",
       },
-      parameters: commonParameters(options.delegationHeaderPrefix),
-      responses: Object.fromEntries(
-        Object.entries(SHARED_REFUSALS).map(([status, codes]) => [
-          `Problem${status}`,
-          problemResponse(Number(status), codes, { $ref: "#/components/schemas/Problem" }),
-        ]),
-      ),
-      schemas: sortedKeys(collector.components),
     },
+    parameters: commonParameters(options.delegationHeaderPrefix),
+    responses: Object.fromEntries(
+      Object.entries(SHARED_REFUSALS).map(([status, codes]) => [
+        `Problem${status}`,
+        problemResponse(Number(status), codes, { $ref: "#/components/schemas/Problem" }),
+      ]),
+    ),
+    schemas: sortedKeys(collector.components),
   };
 }
 
