@@ -1,4 +1,11 @@
-import { DEMO_KEYS, DEMO_USERS, demoContract, startSandbox } from "@portfolio-mcp/sandbox";
+import {
+  DEMO_KEYS,
+  DEMO_USERS,
+  demoContract,
+  type RequestLogEntry,
+  type Sandbox,
+  startSandbox,
+} from "@portfolio-mcp/sandbox";
 import { parseFlags, UsageError } from "./cli-args.js";
 import { createLogger } from "./log.js";
 
@@ -33,24 +40,12 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
   if (values.today !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(values.today)) {
     throw new Error(`--today must be a date (YYYY-MM-DD), got ${values.today}`);
   }
-  const log = createLogger();
   const sandbox = await startSandbox({
     port,
     host: values.host,
     seed: values.seed,
     today: values.today,
-    onRequest: (e) =>
-      log.info(
-        {
-          method: e.method,
-          path: e.path,
-          route: e.routeId,
-          key: e.keyId,
-          status: e.status,
-          ms: e.durationMs,
-        },
-        "sandbox request",
-      ),
+    onRequest: requestLogger(),
   });
   // Handlers first: whoever reads the banner may signal us as soon as it appears.
   const stop = () => {
@@ -58,27 +53,47 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  process.stdout.write(banner(sandbox));
+}
+
+/** One log line per request on stderr: what was asked, by which key, how it ended. */
+function requestLogger() {
+  const log = createLogger();
+  return (e: RequestLogEntry) =>
+    log.info(
+      {
+        method: e.method,
+        path: e.path,
+        route: e.routeId,
+        key: e.keyId,
+        status: e.status,
+        ms: e.durationMs,
+      },
+      "sandbox request",
+    );
+}
+
+/** Where it listens and the demo credentials (public, sandbox only). */
+function banner(sandbox: Sandbox): string {
   const { credentials: c } = sandbox;
-  process.stdout.write(
-    [
-      `Partner API sandbox listening at ${sandbox.baseUrl}`,
-      "",
-      "Demo credentials (public, sandbox only):",
-      `  key id          ${c.keyId}`,
-      `  secret          ${c.secret}`,
-      `  token prefix    ${c.tokenPrefix}`,
-      `  delegated user  ${c.delegatedUserEmail} (header ${c.delegationHeaderPrefix}-Email)`,
-      "",
-      "Other demo keys:",
-      `  read-only       ${DEMO_KEYS.readOnly.keyId} / ${DEMO_KEYS.readOnly.secret}`,
-      `  two routes only ${DEMO_KEYS.limited.keyId} / ${DEMO_KEYS.limited.secret}`,
-      `  portfolio mgr   ${DEMO_KEYS.portfolioManager.keyId} / ${DEMO_KEYS.portfolioManager.secret}`,
-      `Demo users: ${Object.values(DEMO_USERS).join(", ")}`,
-      "",
-      "Press Ctrl+C to stop.",
-      "",
-    ].join("\n"),
-  );
+  return [
+    `Partner API sandbox listening at ${sandbox.baseUrl}`,
+    "",
+    "Demo credentials (public, sandbox only):",
+    `  key id          ${c.keyId}`,
+    `  secret          ${c.secret}`,
+    `  token prefix    ${c.tokenPrefix}`,
+    `  delegated user  ${c.delegatedUserEmail} (header ${c.delegationHeaderPrefix}-Email)`,
+    "",
+    "Other demo keys:",
+    `  read-only       ${DEMO_KEYS.readOnly.keyId} / ${DEMO_KEYS.readOnly.secret}`,
+    `  two routes only ${DEMO_KEYS.limited.keyId} / ${DEMO_KEYS.limited.secret}`,
+    `  portfolio mgr   ${DEMO_KEYS.portfolioManager.keyId} / ${DEMO_KEYS.portfolioManager.secret}`,
+    `Demo users: ${Object.values(DEMO_USERS).join(", ")}`,
+    "",
+    "Press Ctrl+C to stop.",
+    "",
+  ].join("\n");
 }
 
 /** `portfolio-mcp sandbox contract --key <key_id>`: a demo key's export, JSON on stdout. */

@@ -36,7 +36,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "src/api/client.ts connectApi": 74,
   "src/audit/sink.ts auditSink": 74,
   "src/doctor.ts runDoctor": 74,
-  "src/sandbox-command.ts runSandboxCommand": 71,
   "src/toolkit/read-tools.ts listTool": 71,
   "src/app.ts banner": 70,
   "src/api/contract/load.ts normaliseOperation": 69,
