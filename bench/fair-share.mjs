@@ -13,7 +13,7 @@
 // its turns (PORTFOLIO_MAX_RETRY_WAIT_SECONDS, 30 by default: the run takes about as long).
 //   npm run bench:fair-share [-- --fleet] [--redis URL] [--max-wait SECONDS] [--out FILE]
 import { parseArgs } from "node:util";
-import { DEMO_USERS, startSandbox } from "../dist/sandbox/index.js";
+import { DEMO_USERS, startSandbox } from "@portfolio-mcp/sandbox";
 import { stopAndExit, stopChildren } from "../scripts/lib/children.mjs";
 import { burstAndNeighbour } from "./lib/fair-share.mjs";
 import {

@@ -6,7 +6,7 @@
 //   npm run bench:telemetry [-- --quick] [--out FILE]
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DEMO_KEYS } from "../dist/sandbox/keys.js";
+import { DEMO_KEYS } from "@portfolio-mcp/sandbox";
 import { stopChildren } from "../scripts/lib/children.mjs";
 import { QUOTAS_RAISED } from "./lib/fleet.mjs";
 import { sandboxProcess } from "./lib/processes.mjs";

@@ -3,9 +3,9 @@
 // that the README lists exactly what the sandbox serves. Run through `npm run readme:routes`,
 // which builds first; test/readme-routes.test.ts fails when the README is behind.
 import { readFileSync, writeFileSync } from "node:fs";
-import { routeTable, withRouteTable } from "../dist/sandbox/contract/readme.js";
-import { ROUTES } from "../dist/sandbox/routes.js";
-import { EXCHANGE_OPERATION } from "../dist/sandbox/tokens.js";
+import { ROUTES } from "@portfolio-mcp/sandbox";
+import { routeTable, withRouteTable } from "@portfolio-mcp/sandbox/contract/readme";
+import { EXCHANGE_OPERATION } from "@portfolio-mcp/sandbox/tokens";
 
 const file = new URL("../README.md", import.meta.url);
 const before = readFileSync(file, "utf8");

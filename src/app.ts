@@ -3,6 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Sandbox } from "@portfolio-mcp/sandbox";
 import { type ApiClient, connectApi } from "./api/client.js";
 import { normaliseContract, readContractFile } from "./api/contract/load.js";
 import type { Contract } from "./api/contract/types.js";
@@ -25,7 +26,6 @@ import { deliverability } from "./inventory/deliverable.js";
 import { INVENTORY } from "./inventory/index.js";
 import { createLogger, SecretRedactor } from "./log.js";
 import { Readiness } from "./readiness.js";
-import type { Sandbox } from "./sandbox/index.js";
 import { type CallerSpec, createMcpServer, type ServerDeps } from "./server.js";
 import { FleetCheck } from "./state/fleet-check.js";
 import { StateKeys } from "./state/keys.js";
@@ -85,7 +85,7 @@ export async function prepare(
 ): Promise<Prepared> {
   // Loaded only when asked for: a real deployment never pays for the simulator and its data.
   const sandbox = options.sandbox
-    ? await (await import("./sandbox/index.js")).startSandbox({ port: 0, host: "127.0.0.1" })
+    ? await (await import("@portfolio-mcp/sandbox")).startSandbox({ port: 0, host: "127.0.0.1" })
     : null;
   let config: Config;
   try {

@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<void> {
   // Each command loads only its own modules: the stdio server starts on the critical path of
   // every client launch, and should not pay for the simulator or the HTTP stack.
   if (argv[0] === "sandbox")
-    return (await import("./sandbox/cli.js")).runSandboxCommand(argv.slice(1));
+    return (await import("./sandbox-command.js")).runSandboxCommand(argv.slice(1));
   if (argv[0] === "hash-token") return hashToken();
   if (argv[0] === "audit") {
     process.exitCode = await (await import("./audit/cli.js")).runAuditCommand(argv.slice(1));

@@ -1,8 +1,8 @@
 import { homedir, hostname } from "node:os";
 import { join } from "node:path";
+import { describeIssue } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import { closest } from "./closest.js";
-import { describeIssue } from "./field-errors.js";
 import {
   TelemetrySettingError,
   type TelemetrySettings,

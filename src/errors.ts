@@ -1,4 +1,4 @@
-import type { FieldError } from "./field-errors.js";
+import type { FieldError } from "@portfolio-mcp/field-errors";
 import { ApiError } from "./http/errors.js";
 import { TURN_REFUSALS } from "./http/share-refusal.js";
 import { StoreUnavailable } from "./state/redis.js";

@@ -1,4 +1,4 @@
-import type { FieldError } from "./field-errors.js";
+import type { FieldError } from "@portfolio-mcp/field-errors";
 
 /** Deeper than any argument or body this API takes; far below what recursion can survive. */
 export const MAX_JSON_DEPTH = 16;

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
-import { PartnerTestClient } from "./helpers/partner-client.js";
+import { PartnerTestClient } from "../packages/sandbox/test/helpers/partner-client.js";
 
 const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
 let child: ChildProcess | undefined;

@@ -1,6 +1,6 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../src/sandbox/index.js";
 import { contractRoutes } from "./helpers/api.js";
 import { connectInMemory } from "./helpers/mcp.js";
 

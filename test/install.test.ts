@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { DEMO_KEYS, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeVariables } from "../src/config.js";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../src/sandbox/index.js";
 import { connectInMemory } from "./helpers/mcp.js";
 
 const CLI = new URL("../dist/cli.js", import.meta.url).pathname;

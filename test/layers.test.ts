@@ -10,12 +10,13 @@ import { describe, expect, it } from "vitest";
  * the definitions' types and shared builders), the domains, the long tail
  * (discovery and the generic tools over the key's contract), the inventory,
  * the MCP handlers, the server, the transports, then the app and the command line. The sandbox
- * stands apart: an independent oracle, it imports nothing from the client side.
+ * stands apart, in its own package (packages/sandbox): an independent oracle, it imports nothing
+ * from the client side, and the server loads it only on demand.
  */
 const LAYERS: Array<[string, RegExp]> = [
   [
     "leaves",
-    /^src\/(version|closest|fold|json-depth|json-file|field-errors|log|cli-args|aead|neutralise|canonical|events|scope)\.ts$/,
+    /^src\/(version|closest|fold|json-depth|json-file|log|cli-args|aead|neutralise|canonical|events|scope)\.ts$/,
   ],
   ["telemetry", /^src\/telemetry\//],
   ["config", /^src\/config\.ts$/],
@@ -35,9 +36,8 @@ const LAYERS: Array<[string, RegExp]> = [
   ["server", /^src\/server(-shell)?\.ts$/],
   ["transport", /^src\/transport\//],
   ["app", /^src\/(app|app-stdio|doctor|doctor-offer)\.ts$/],
-  ["cli", /^src\/cli\.ts$/],
+  ["cli", /^src\/(cli|sandbox-command)\.ts$/],
 ];
-const SANDBOX_MAY_USE = /^src\/(sandbox\/|log\.ts|cli-args\.ts|field-errors\.ts|closest\.ts)/;
 
 const root = join(import.meta.dirname, "..");
 const files = (dir: string): string[] =>
@@ -63,15 +63,14 @@ describe("layers", () => {
   const sources = files("src");
 
   it("place every module of src/ in a layer", () => {
-    const unplaced = sources.filter((f) => !f.startsWith("src/sandbox/") && layerOf(f) === -1);
+    const unplaced = sources.filter((f) => layerOf(f) === -1);
     expect(unplaced).toEqual([]);
   });
 
   it("point down only", () => {
     const upward: string[] = [];
-    for (const file of sources.filter((f) => !f.startsWith("src/sandbox/"))) {
+    for (const file of sources) {
       for (const target of imports(file)) {
-        if (target.startsWith("src/sandbox/")) continue; // loaded on demand, as a program
         if (layerOf(target) > layerOf(file))
           upward.push(
             `${file} (${LAYERS[layerOf(file)]?.[0]}) imports ${target} (${LAYERS[layerOf(target)]?.[0]})`,
@@ -89,7 +88,7 @@ describe("layers", () => {
       return parts.length > 2 ? `src/${parts[1]}/` : file;
     };
     const layersOfFolder = new Map<string, Set<string>>();
-    for (const file of sources.filter((f) => !f.startsWith("src/sandbox/"))) {
+    for (const file of sources) {
       const layers = layersOfFolder.get(folderOf(file)) ?? new Set<string>();
       layers.add(LAYERS[layerOf(file)]?.[0] ?? "none");
       layersOfFolder.set(folderOf(file), layers);
@@ -99,23 +98,86 @@ describe("layers", () => {
       .map(([folder, layers]) => `${folder} spans ${[...layers].join(" and ")}`);
     expect(split).toEqual([]);
     const upward = new Set<string>();
-    for (const file of sources.filter((f) => !f.startsWith("src/sandbox/")))
+    for (const file of sources)
       for (const target of imports(file)) {
-        if (target.startsWith("src/sandbox/") || folderOf(target) === folderOf(file)) continue;
+        if (folderOf(target) === folderOf(file)) continue;
         if (layerOf(target) > layerOf(file))
           upward.add(`${folderOf(file)} imports ${folderOf(target)}`);
       }
     expect([...upward]).toEqual([]);
   });
 
-  it("keep the sandbox independent of the client it checks", () => {
-    const leaks = sources
-      .filter((f) => f.startsWith("src/sandbox/"))
-      .flatMap((file) =>
-        imports(file)
-          .filter((t) => !SANDBOX_MAY_USE.test(t))
-          .map((t) => `${file} imports ${t}`),
-      );
+  it("keep each package to its own files and the dependencies it declares", () => {
+    // The sandbox checks the client: it may not borrow the client's code, nor its dependencies.
+    const leaks: string[] = [];
+    for (const pkg of readdirSync(join(root, "packages"))) {
+      const dir = `packages/${pkg}`;
+      const declared = dependenciesOf(dir);
+      for (const file of files(`${dir}/src`))
+        for (const { spec, kind } of specifiers(file)) {
+          // A type-only import of a dev dependency costs nothing at run time; of the server, it
+          // would still tie the oracle to what it checks.
+          const inside = spec.startsWith(".")
+            ? relative(root, join(root, dirname(file), spec)).startsWith(`${dir}/src/`)
+            : spec.startsWith("node:") || kind === "type" || declared.has(packageOf(spec));
+          if (!inside) leaks.push(`${file} imports ${spec}`);
+        }
+    }
     expect(leaks).toEqual([]);
   });
+
+  it("load the sandbox only on demand: a server against a real API never loads it", () => {
+    // One module of src/ runs the sandbox's command and imports it; it, and the package, are
+    // reached only through import(), when --sandbox or `portfolio-mcp sandbox` asks for them.
+    const declared = dependenciesOf(".");
+    const eager: string[] = [];
+    for (const file of sources)
+      for (const { spec, kind } of specifiers(file)) {
+        if (kind === "type") continue;
+        if (!spec.startsWith(".") && !spec.startsWith("node:") && !declared.has(packageOf(spec)))
+          eager.push(`${file} imports ${spec}, not a dependency of the server`);
+        if (kind !== "static") continue;
+        if (spec.startsWith("@portfolio-mcp/sandbox") && file !== ON_DEMAND)
+          eager.push(`${file} imports ${spec} up front`);
+        if (
+          spec.startsWith(".") &&
+          relative(root, join(root, dirname(file), spec)) === ON_DEMAND_JS
+        )
+          eager.push(`${file} imports ${ON_DEMAND} up front`);
+      }
+    expect(eager).toEqual([]);
+    // The check sees what it claims to: the command and the app do reach the sandbox.
+    const reached = sources.filter((f) =>
+      specifiers(f).some((s) => s.kind === "dynamic" && /sandbox/.test(s.spec)),
+    );
+    expect(reached).toEqual(expect.arrayContaining(["src/app.ts", "src/cli.ts"]));
+  });
 });
+
+const ON_DEMAND = "src/sandbox-command.ts";
+const ON_DEMAND_JS = ON_DEMAND.replace(/\.ts$/, ".js");
+
+/** Every module a file names: `import … from`, `export … from`, `import()`; type-only apart. */
+function specifiers(file: string): Array<{ spec: string; kind: "static" | "type" | "dynamic" }> {
+  const text = readFileSync(join(root, file), "utf8");
+  const statics = [...text.matchAll(/^(?:import|export)\s+(type\s)?[^;]*?from\s+"([^"]+)"/gm)].map(
+    (m) => ({ spec: m[2] ?? "", kind: m[1] ? ("type" as const) : ("static" as const) }),
+  );
+  const dynamics = [...text.matchAll(/import\(\s*"([^"]+)"\s*\)/g)].map((m) => ({
+    spec: m[1] ?? "",
+    kind: "dynamic" as const,
+  }));
+  return [...statics, ...dynamics];
+}
+
+/** `@scope/name/sub` -> `@scope/name`; `name/sub` -> `name`. */
+const packageOf = (spec: string) =>
+  spec
+    .split("/")
+    .slice(0, spec.startsWith("@") ? 2 : 1)
+    .join("/");
+
+function dependenciesOf(dir: string): Set<string> {
+  const pkg = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8"));
+  return new Set(Object.keys(pkg.dependencies ?? {}));
+}

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
+import { ROUTES } from "@portfolio-mcp/sandbox";
+import { routeTable, withRouteTable } from "@portfolio-mcp/sandbox/contract/readme";
+import { EXCHANGE_OPERATION } from "@portfolio-mcp/sandbox/tokens";
 import { describe, expect, it } from "vitest";
-import { routeTable, withRouteTable } from "../src/sandbox/contract/readme.js";
-import { ROUTES } from "../src/sandbox/routes.js";
-import { EXCHANGE_OPERATION } from "../src/sandbox/tokens.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const served = [EXCHANGE_OPERATION, ...ROUTES];

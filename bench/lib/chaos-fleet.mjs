@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startSandbox } from "../../dist/sandbox/index.js";
+import { startSandbox } from "@portfolio-mcp/sandbox";
 import { stopChildren } from "../../scripts/lib/children.mjs";
 import { injectFaults, recordsOfRun, tally, writeKinds } from "./chaos.mjs";
 import { clientsFile, deploymentEnv, fleetRedis, killReplica, startReplica } from "./fleet.mjs";

@@ -1,4 +1,4 @@
-import type { SandboxControl } from "../../src/sandbox/index.js";
+import type { SandboxControl } from "@portfolio-mcp/sandbox";
 
 export interface FairShareReport {
   seconds: number;

@@ -4,7 +4,7 @@
 // After a warm-up, each configuration runs three times, in rotating order, so that machine
 // drift hits all alike.
 import os from "node:os";
-import { DEMO_KEYS, DEMO_USERS } from "../../dist/sandbox/index.js";
+import { DEMO_KEYS, DEMO_USERS } from "@portfolio-mcp/sandbox";
 import { stopChildren } from "../../scripts/lib/children.mjs";
 import { clientsFile, deploymentEnv, fleetRedis, startReplica } from "./fleet.mjs";
 import { readMix } from "./load-mix.mjs";

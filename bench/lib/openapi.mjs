@@ -1,8 +1,9 @@
 // An OpenAPI 3.1 document of the sandbox's routes, built from its own route table, for the
 // generic OpenAPI-to-MCP bridge the benchmark compares against. The token exchange is left
 // out: the bridge is given a fixed bearer.
+
+import { ROUTES } from "@portfolio-mcp/sandbox";
 import { z } from "zod";
-import { ROUTES } from "../../dist/sandbox/routes.js";
 
 const schemaOf = (schema, io) => {
   const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" });

@@ -119,7 +119,7 @@ export function sandboxProcess(options) {
               waiting.push(r);
               child.stdin.write("stats\n");
             }),
-          /** Adds a fault rule (see src/sandbox/faults.ts); resolves to its id. */
+          /** Adds a fault rule (see packages/sandbox/src/faults.ts); resolves to its id. */
           fault: (rule) =>
             new Promise((r) => {
               waiting.push((reply) => r(reply.fault));

@@ -2,7 +2,7 @@
 // measured. Prints one JSON line ({ baseUrl, credentials }); answers "stats" on stdin, and a
 // line {"fault": <rule>} with the fault's id.
 import { createInterface } from "node:readline";
-import { startSandbox } from "../../dist/sandbox/index.js";
+import { startSandbox } from "@portfolio-mcp/sandbox";
 
 const options = JSON.parse(process.argv[2] ?? "{}");
 const sandbox = await startSandbox(options);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { FieldError } from "../field-errors.js";
+import type { FieldError } from "@portfolio-mcp/field-errors";
 import { invalidInput } from "../http/errors.js";
 
 /** A file as the model gives one in a multipart body (see contract/validators.ts). */

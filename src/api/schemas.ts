@@ -3,7 +3,7 @@ import { z } from "zod";
 /**
  * The client's reading of the spec's limits (parts 2, 4 and 8), written independently of the
  * sandbox. Inputs are checked here before anything is sent. The sandbox's models say many of
- * the same things again (src/sandbox/models/): on purpose, as an independent oracle reads the
+ * the same things again (packages/sandbox/src/models/): on purpose, as an independent oracle reads the
  * spec on its own; a shared module would make the tests agree with a mistake in it.
  */
 

@@ -1,3 +1,4 @@
+import { fieldPath } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import { CATALOGUE } from "../api/catalogue.js";
 import { asListPage, record } from "../api/response.js";
@@ -10,7 +11,6 @@ import {
   viewStateIssues,
 } from "../api/schemas.js";
 import { invalidArguments, UserFacingError } from "../errors.js";
-import { fieldPath } from "../field-errors.js";
 import { type Domain, defineTool } from "../toolkit/definitions.js";
 import { jsonObject, jsonText } from "../toolkit/json-text.js";
 import { dashboardRows, savedViewRows } from "../toolkit/present.js";

@@ -1,4 +1,4 @@
-import type { FieldError } from "../field-errors.js";
+import type { FieldError } from "@portfolio-mcp/field-errors";
 import { parseRetryAfter } from "./retry.js";
 import type { HttpReply } from "./transport.js";
 

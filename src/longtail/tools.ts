@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { describeIssue, type FieldError } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import type { Operation } from "../api/catalogue.js";
 import type { ApiResult } from "../api/client.js";
 import { closest, editDistance } from "../closest.js";
 import { invalidArguments, UserFacingError, userMessage } from "../errors.js";
-import { describeIssue, type FieldError } from "../field-errors.js";
 import { EXCHANGE_OPERATION } from "../http/attempts.js";
 import { ApiError } from "../http/errors.js";
 import {

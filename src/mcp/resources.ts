@@ -7,6 +7,7 @@ import {
   type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { describeIssue } from "@portfolio-mcp/field-errors";
 import { asListPage } from "../api/response.js";
 import {
   APP_CSP,
@@ -17,7 +18,6 @@ import {
   appHtml,
 } from "../apps/catalog.js";
 import { invalidArguments } from "../errors.js";
-import { describeIssue } from "../field-errors.js";
 import type { Selection } from "../inventory/index.js";
 import type { Logger } from "../log.js";
 import { neutraliseDeep } from "../neutralise.js";

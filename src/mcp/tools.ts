@@ -6,10 +6,10 @@ import type {
   ServerContext,
 } from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
+import { describeIssue, type FieldError } from "@portfolio-mcp/field-errors";
 import { APP_VIEWS, type AppViewName } from "../apps/catalog.js";
 import { closest } from "../closest.js";
 import { ArgumentsRefused, invalidArguments } from "../errors.js";
-import { describeIssue, type FieldError } from "../field-errors.js";
 import { type Selection, whyNotOffered } from "../inventory/index.js";
 import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";

@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { describeIssue, fieldPath } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import { closest } from "../closest.js";
 import type { DelegatedUser } from "../config.js";
 import { ConfigError } from "../config.js";
-import { describeIssue, fieldPath } from "../field-errors.js";
 import { readJsonFile } from "../json-file.js";
 
 /** Who is calling over HTTP, fixed when their session starts. */

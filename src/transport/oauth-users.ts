@@ -1,6 +1,6 @@
+import { describeIssue, fieldPath } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import { ConfigError, type DelegatedUser } from "../config.js";
-import { describeIssue, fieldPath } from "../field-errors.js";
 import { readJsonFile } from "../json-file.js";
 import { type AllowlistTerms, checkAllowlist, delegatedUserSchema } from "./clients.js";
 

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "../../src/api/client.js";
 import { ApiError } from "../../src/http/errors.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor, SHARE_RAISED } from "../helpers/api.js";
 
 let sandbox: Sandbox;

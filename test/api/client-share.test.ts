@@ -1,9 +1,9 @@
+import type { RequestLogEntry, Sandbox } from "@portfolio-mcp/sandbox";
+import { startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "../../src/api/client.js";
 import { ApiError } from "../../src/http/errors.js";
 import { asPrincipal } from "../../src/http/principal.js";
-import type { RequestLogEntry, Sandbox } from "../../src/sandbox/index.js";
-import { startSandbox } from "../../src/sandbox/index.js";
 import type { SharedRedis } from "../../src/state/redis.js";
 import { clientFor } from "../helpers/api.js";
 import { dropAndClose, testRedis } from "../helpers/redis.js";

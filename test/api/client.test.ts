@@ -1,13 +1,13 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "../../src/api/client.js";
 import { asListPage } from "../../src/api/response.js";
 import { resolveRoutes } from "../../src/api/routes.js";
 import type { ApiSettings } from "../../src/config.js";
 import { ApiError } from "../../src/http/errors.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor } from "../helpers/api.js";
 
 let sandbox: Sandbox;

@@ -1,7 +1,7 @@
+import { type OpenApiDocument, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hasDotSegment, staysUnderBase } from "../../src/api/base-path.js";
 import { pathProblem } from "../../src/api/routes.js";
-import { type OpenApiDocument, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor } from "../helpers/api.js";
 import { serve, stopServed, WAYS } from "../helpers/served.js";
 

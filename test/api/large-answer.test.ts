@@ -1,7 +1,7 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { ApiError } from "../../src/http/errors.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor } from "../helpers/api.js";
 import { serve, stopServed, WAYS } from "../helpers/served.js";
 

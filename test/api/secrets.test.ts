@@ -1,6 +1,6 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/http/errors.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { clientFor } from "../helpers/api.js";
 import { connectInMemory } from "../helpers/mcp.js";
 

@@ -1,7 +1,7 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearerKey, openBearer, sealBearer } from "../../src/auth/bearer-seal.js";
 import { RedisBearerStore } from "../../src/auth/shared-bearer.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import type { SharedRedis } from "../../src/state/redis.js";
 import { clientFor, SHARE_RAISED } from "../helpers/api.js";
 import { dropAndClose, testRedis } from "../helpers/redis.js";

@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import type { Browser, FrameLocator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { HAVE_BROWSER, hostPage, launchChromium } from "../helpers/browser.js";
 import { connectModern } from "../helpers/modern.js";
 

@@ -9,10 +9,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AuditRecord } from "../../src/audit/record.js";
 import { verifyChains } from "../../src/audit/verify.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { type ClientEntry, startShared, stopShared } from "../helpers/shared.js";
 
 /**

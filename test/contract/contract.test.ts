@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   DEMO_KEYS,
   type OpenApiDocument,
+  ROUTES,
   type Sandbox,
   startSandbox,
-} from "../../src/sandbox/index.js";
-import { ROUTES } from "../../src/sandbox/routes.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
+} from "@portfolio-mcp/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PartnerTestClient } from "../../packages/sandbox/test/helpers/partner-client.js";
 import {
   ContractValidator,
   generate,

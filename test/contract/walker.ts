@@ -1,6 +1,6 @@
+import type { OpenApiDocument } from "@portfolio-mcp/sandbox";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
-import type { OpenApiDocument } from "../../src/sandbox/index.js";
 
 /**
  * What the contract test needs to walk an export without a hand-kept list: its operations in

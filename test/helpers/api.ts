@@ -1,3 +1,4 @@
+import type { Sandbox } from "@portfolio-mcp/sandbox";
 import type { Operation } from "../../src/api/catalogue.js";
 import type { ApiClientOptions } from "../../src/api/client.js";
 import { connectApi } from "../../src/api/client.js";
@@ -5,7 +6,6 @@ import { normaliseContract } from "../../src/api/contract/load.js";
 import { resolveRoutes } from "../../src/api/routes.js";
 import type { ApiSettings } from "../../src/config.js";
 import { createLogger, SecretRedactor } from "../../src/log.js";
-import type { Sandbox } from "../../src/sandbox/index.js";
 
 /** Settings for a client of this sandbox, acting for its demo user. */
 export function apiSettings(sandbox: Sandbox, overrides: Partial<ApiSettings> = {}): ApiSettings {

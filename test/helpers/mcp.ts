@@ -8,11 +8,11 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
+import type { Sandbox } from "@portfolio-mcp/sandbox";
 import type { Operation } from "../../src/api/catalogue.js";
 import { Directory } from "../../src/api/directory.js";
 import type { ApiSettings, ConfirmMode } from "../../src/config.js";
 import { deliverability } from "../../src/inventory/deliverable.js";
-import type { Sandbox } from "../../src/sandbox/index.js";
 import { createMcpServer } from "../../src/server.js";
 import { RefusedOperations } from "../../src/toolkit/refusals.js";
 import type { BilledCalls } from "../../src/writes/billed.js";

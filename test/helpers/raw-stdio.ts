@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import type { Sandbox } from "../../src/sandbox/index.js";
+import type { Sandbox } from "@portfolio-mcp/sandbox";
 
 const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
 

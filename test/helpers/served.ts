@@ -11,7 +11,7 @@ import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/clien
 import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as LegacyStdio } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as LegacyHttp } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { demoContract, type OpenApiDocument, type Sandbox } from "../../src/sandbox/index.js";
+import { demoContract, type OpenApiDocument, type Sandbox } from "@portfolio-mcp/sandbox";
 import { APPS_CAPABILITY } from "./mcp.js";
 
 /**

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Sandbox } from "../../src/sandbox/index.js";
+import type { Sandbox } from "@portfolio-mcp/sandbox";
 import { sha256Hex } from "../../src/transport/clients.js";
 import { rawRequest } from "./raw.js";
 

@@ -1,10 +1,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEMO_KEYS, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normaliseContract } from "../../src/api/contract/load.js";
 import { resolveRoutes } from "../../src/api/routes.js";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 /** The server follows the key's contract: where it puts an operation, and what it leaves out. */

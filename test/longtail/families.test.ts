@@ -1,11 +1,11 @@
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestLogEntry } from "@portfolio-mcp/sandbox";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { sharedSandbox } from "../../packages/sandbox/test/helpers/sandbox-per-test.js";
 import type { Operation } from "../../src/api/catalogue.js";
 import { DIRECTORY_REQUEST_PREFIX } from "../../src/api/directory.js";
-import type { RequestLogEntry } from "../../src/sandbox/index.js";
 import { contractRoutes } from "../helpers/api.js";
 import { connectInMemory, type InMemoryOptions } from "../helpers/mcp.js";
-import { sharedSandbox } from "../helpers/sandbox-per-test.js";
 
 /**
  * Every family of the full key's contract, end to end through a real client: one read, and one

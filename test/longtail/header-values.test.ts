@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
+import { renderPdf } from "@portfolio-mcp/sandbox/pdf";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { renderPdf } from "../../src/sandbox/pdf.js";
 import { type Served, serve, stopServed, WAYS } from "../helpers/served.js";
 
 /**

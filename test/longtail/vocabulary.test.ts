@@ -1,8 +1,8 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { folded } from "../../src/fold.js";
 import { OperationIndex } from "../../src/longtail/search.js";
 import { stem, words } from "../../src/longtail/text.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import {
   PORTFOLIO_WORDS,
   REQUEST_WORDS,

@@ -1,6 +1,6 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INVENTORY } from "../../src/inventory/index.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { INSTRUCTIONS } from "../../src/server-shell.js";
 import { connectInMemory } from "../helpers/mcp.js";
 

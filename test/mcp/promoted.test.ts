@@ -1,6 +1,6 @@
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory, type InMemoryOptions } from "../helpers/mcp.js";
 import { connectModern } from "../helpers/modern.js";
 

@@ -1,10 +1,10 @@
 import { transformJSONSchema } from "@anthropic-ai/sdk/lib/transform-json-schema";
 import { loadMcpTools } from "@langchain/mcp-adapters";
 import { mcpToFunctionTool } from "@openai/agents-core";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { toStrictJsonSchema } from "openai/lib/transform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MODEL_VISIBLE_TARGET, modelVisibleBytes } from "../../bench/lib/model-visible.mjs";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 /**

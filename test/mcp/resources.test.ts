@@ -1,7 +1,7 @@
 import type { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileTemplate } from "../../src/mcp/uri-template.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 let sandbox: Sandbox;

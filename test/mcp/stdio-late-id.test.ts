@@ -1,6 +1,6 @@
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { rawStdio, stopRawStdio } from "../helpers/raw-stdio.js";
 import { type Served, serve, stopServed } from "../helpers/served.js";
 

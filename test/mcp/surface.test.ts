@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CATALOGUE } from "../../src/api/catalogue.js";
 import { INVENTORY } from "../../src/inventory/index.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 /**

@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEMO_KEYS, DEMO_USERS, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import ExcelJS from "exceljs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, DEMO_USERS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 let sandbox: Sandbox;

@@ -7,6 +7,7 @@ import {
   InsufficientScopeError,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
+import { DEMO_USERS, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import type { JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -15,7 +16,6 @@ import {
   startAuthServer,
   type TestAccount,
 } from "../../scripts/lib/oauth-server.mjs";
-import { DEMO_USERS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import {
   clientFor,
   connectWith,

@@ -1,19 +1,19 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { validate } from "@readme/openapi-parser";
-import { beforeAll, describe, expect, it } from "vitest";
-import { createAdmin } from "../../src/sandbox/admin.js";
-import { CONTRACT_TABLE } from "../../src/sandbox/contract/table.js";
 import {
   DEMO_KEYS,
   demoContract,
   type OpenApiDocument,
+  ROUTES,
   startSandbox,
-} from "../../src/sandbox/index.js";
-import { ROUTES } from "../../src/sandbox/routes.js";
-import { EXCHANGE_OPERATION } from "../../src/sandbox/tokens.js";
-import { sharedSandbox } from "../helpers/sandbox-per-test.js";
+} from "@portfolio-mcp/sandbox";
+import { createAdmin } from "@portfolio-mcp/sandbox/admin";
+import { CONTRACT_TABLE } from "@portfolio-mcp/sandbox/contract/table";
+import { EXCHANGE_OPERATION } from "@portfolio-mcp/sandbox/tokens";
+import { validate } from "@readme/openapi-parser";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sharedSandbox } from "../../packages/sandbox/test/helpers/sandbox-per-test.js";
 
 /**
  * The full key's export is committed in test/snapshots so that every change to the contract is

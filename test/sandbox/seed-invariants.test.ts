@@ -1,8 +1,8 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
+import { buildSandboxData } from "@portfolio-mcp/sandbox/data/index";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSandboxData } from "../../src/sandbox/data/index.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
+import { PartnerTestClient } from "../../packages/sandbox/test/helpers/partner-client.js";
 import { connectInMemory } from "../helpers/mcp.js";
-import { PartnerTestClient } from "../helpers/partner-client.js";
 
 /**
  * The demo data agree with themselves and with the sandbox's own clock (issue 23): nothing the

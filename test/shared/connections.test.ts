@@ -1,10 +1,10 @@
 import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { openMetrics } from "../../src/telemetry/meter.js";
 import { ClientRegistry } from "../../src/transport/clients.js";
 import { peerOf } from "../../src/transport/connections.js";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectRedis } from "../../src/state/redis.js";
 import { REDIS_URL } from "../helpers/redis.js";
 import { roundRobin } from "../helpers/round-robin.js";

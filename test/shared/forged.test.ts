@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectRedis, type SharedRedis } from "../../src/state/redis.js";
 import { REDIS_URL } from "../helpers/redis.js";
 import { type ClientEntry, startShared } from "../helpers/shared.js";

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { initializeBody, MCP_HEADERS } from "../helpers/raw.js";
 import { startShared } from "../helpers/shared.js";
 

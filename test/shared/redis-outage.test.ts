@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { type AddressInfo, createServer, type Socket, connect as tcpConnect } from "node:net";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisRow } from "../../src/doctor.js";
 import { userMessage } from "../../src/errors.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectRedis } from "../../src/state/redis.js";
 import { inspectRedis } from "../../src/state/redis-health.js";
 import { WriteGate } from "../../src/writes/gate.js";

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { type ClientEntry, startShared, stopShared } from "../helpers/shared.js";
 
 /**

@@ -1,5 +1,5 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectRedis, type SharedRedis } from "../../src/state/redis.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { IntentMac } from "../../src/writes/intent-mac.js";

@@ -1,5 +1,5 @@
+import { DEMO_KEYS, DEMO_USERS, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, DEMO_USERS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { initializeBody, MCP_HEADERS } from "../helpers/raw.js";
 import { startShared } from "../helpers/shared.js";
 

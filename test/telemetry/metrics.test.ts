@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import {
   getMetricsFromStream,
   type PromData,
@@ -6,7 +7,6 @@ import {
   type PromMetrics,
 } from "prom2javascript";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { startOtlpReceiver } from "../helpers/otlp.js";
 import { type ClientEntry, startShared, stopShared } from "../helpers/shared.js";
 

@@ -8,9 +8,9 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AuditRecord } from "../../src/audit/record.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectRedis } from "../../src/state/redis.js";
 import { type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp.js";
 import { REDIS_URL } from "../helpers/redis.js";

@@ -1,9 +1,9 @@
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
+import { withCheckDigit } from "@portfolio-mcp/sandbox/siren";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Operation } from "../../src/api/catalogue.js";
 import { normaliseContract } from "../../src/api/contract/load.js";
 import { resolveRoutes } from "../../src/api/routes.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
-import { withCheckDigit } from "../../src/sandbox/siren.js";
 import type { SharedRedis } from "../../src/state/redis.js";
 import { ago, BILLED_TTL_MS, BilledInMemory, BilledOnRedis } from "../../src/writes/billed.js";
 import { connectInMemory, type InMemoryOptions } from "../helpers/mcp.js";

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { DEMO_KEYS, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DEMO_KEYS, type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory, type InMemoryOptions } from "../helpers/mcp.js";
 
 let sandbox: Sandbox;

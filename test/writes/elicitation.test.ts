@@ -3,9 +3,9 @@ import { once } from "node:events";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConfirmMode } from "../../src/config.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 let sandbox: Sandbox;

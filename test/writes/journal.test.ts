@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { StateKeys } from "../../src/state/keys.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { IntentMac } from "../../src/writes/intent-mac.js";

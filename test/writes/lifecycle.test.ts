@@ -1,8 +1,8 @@
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { WriteGate } from "../../src/writes/gate.js";
 import { FileJournal } from "../../src/writes/journal.js";
 import { clientFor } from "../helpers/api.js";

@@ -1,8 +1,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import type { SharedRedis } from "../../src/state/redis.js";
 import { type WriteDraft, WriteGate } from "../../src/writes/gate.js";
 import type { Intent } from "../../src/writes/intent.js";

@@ -1,9 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bearerKey, openBearer, sealBearer } from "../../src/auth/bearer-seal.js";
-import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { SealError, type SealedState, Sealer } from "../../src/writes/seal.js";
 import { sameBytesLeniently, variantsOf } from "../helpers/seal-variants.js";
 import { serve, stopServed, type ToolResult } from "../helpers/served.js";
