@@ -1,6 +1,6 @@
+import { describeIssue, type FieldError } from "@portfolio-mcp/field-errors";
 import { delegationHeaders } from "../auth/delegation.js";
 import type { ApiSettings, DelegatedUser } from "../config.js";
-import { describeIssue, type FieldError } from "@portfolio-mcp/field-errors";
 import { ApiError, invalidInput } from "../http/errors.js";
 import { staysUnderBase } from "./base-path.js";
 import type { Operation } from "./catalogue.js";
