@@ -4,6 +4,7 @@ import { mcpToFunctionTool } from "@openai/agents-core";
 import { toStrictJsonSchema } from "openai/lib/transform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MODEL_VISIBLE_TARGET, modelVisibleBytes } from "../../bench/lib/model-visible.mjs";
+import { INVENTORY } from "../../src/inventory/index.js";
 import { type Sandbox, startSandbox } from "../../src/sandbox/index.js";
 import { budget, MEASURED, report } from "../helpers/budgets.js";
 import { connectInMemory } from "../helpers/mcp.js";
@@ -185,7 +186,13 @@ function typed(schema: unknown): Record<string, string> {
 
 describe("input schemas every model accepts", () => {
   it("lists the whole surface with the full contract", () => {
-    expect(tools).toHaveLength(35);
+    // Every tool of the inventory but the card's buttons, which only an Apps client is offered.
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      INVENTORY.tools
+        .filter((t) => t.settles !== "app")
+        .map((t) => t.name)
+        .sort(),
+    );
   });
 
   it("OpenAI: the Agents SDK keeps every tool strict, and the result is OpenAI's strict form", () => {
