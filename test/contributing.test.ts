@@ -182,6 +182,7 @@ describe("CONTRIBUTING.md's recipe, followed in a scratch copy", () => {
             "src/api/catalogue.ts",
             "src/domains/operations.ts",
             "src/domains/structures.ts",
+            "src/everyday.ts",
             "test/snapshots/tools/get_spv.json",
             "test/snapshots/tools/resolve_operation_note.json",
           ].sort(),
