@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -109,11 +109,22 @@ const freePort = () =>
     });
   });
 
+/** Scratch directories of the walks, removed at the end. */
+const scratch: string[] = [];
+const scratchDir = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+};
+
 let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
 });
-afterAll(() => sandbox.close());
+afterAll(async () => {
+  await sandbox.close();
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
 
 describe("every code block of the README and docs/", () => {
   it("is run here, run by a named test, or set aside with its reason", () => {
@@ -160,7 +171,7 @@ describe("the sandbox's walks, as written", () => {
   });
 
   it("docs/sandbox.md: the contract export, from the command and from a running sandbox", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "docs-contract-"));
+    const dir = scratchDir("docs-contract-");
     const block = blockAt(
       "docs/sandbox.md",
       "npx portfolio-mcp sandbox contract --key sandboxdemo",
@@ -173,7 +184,7 @@ describe("the sandbox's walks, as written", () => {
   });
 
   it("docs/api.md: the portfolio manager's export, and doctor on it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "docs-api-"));
+    const dir = scratchDir("docs-api-");
     const block = blockAt("docs/api.md", "npx portfolio-mcp sandbox contract --key sandboxpm");
     const { stdout } = await shell(script(block), dir).catch((e) => e);
     const contract = JSON.parse(readFileSync(join(dir, "contract.json"), "utf8"));
@@ -210,7 +221,7 @@ describe("the sandbox's walks, as written", () => {
   it("docs/shared-deployment.md: two replicas on one Redis, both ready", async () => {
     const block = blockAt("docs/shared-deployment.md", "export PORTFOLIO_API_BASE_URL");
     const [a, b] = [await freePort(), await freePort()];
-    const dir = mkdtempSync(join(tmpdir(), "docs-fleet-"));
+    const dir = scratchDir("docs-fleet-");
     const prefix = `docs-fleet-${process.pid}-${Date.now()}:`;
     const text = script(block)
       .replace("http://127.0.0.1:4010/v1", sandbox.baseUrl)

@@ -1,5 +1,13 @@
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -56,6 +64,7 @@ describe("npm run generate", () => {
     const written = await run(process.execPath, [join(at, "scripts/generate.mjs")], { cwd: at });
     expect(written.stdout).toBe("rewrote: docs/writes.md\n");
     expect(readFileSync(page, "utf8")).toBe(readFileSync(join(root, "docs/writes.md"), "utf8"));
+    rmSync(at, { recursive: true, force: true });
   });
 
   it("writes the sandbox's route table: one row per served operation, with its query's bounds", () => {
