@@ -7,6 +7,7 @@ import {
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { EVERYDAY_TOOLS } from "./everyday.js";
 import { asPrincipal, SERVER_PRINCIPAL } from "./http/principal.js";
 import { formValidator } from "./mcp/form-validator.js";
 import { SERVER_ICONS } from "./mcp/icons.js";
@@ -21,30 +22,22 @@ import { VERSION } from "./version.js";
  * the embedded sandbox load behind it (src/server.ts, src/app-stdio.ts).
  */
 
+/** What to know of a tool that its name alone does not say, where the instructions name it. */
+const HINTS: Readonly<Record<string, string>> = {
+  list_calendar_events: "undecided_proposals=true for proposed dates",
+  search_portfolio: "names, codes and documents' text, French or English",
+  resolve_siren: "billable",
+};
+
 /**
- * What the assistant reads first: the whole surface in a few lines (test/mcp/instructions.test.ts
- * checks every tool named here against the inventory).
+ * The tools of everyday questions, one group per family, each with what to know of it: what the
+ * instructions name first. The groups are written from the inventory by `npm run generate`
+ * (src/everyday.ts), so that this module, which answers initialize before the inventory has
+ * loaded, names every curated tool without importing it. An item's tool is its first word.
  */
-/**
- * The tools of everyday questions, in groups, each with what to know of it: what the
- * instructions name first. An item's tool is its first word.
- */
-const EVERYDAY: string[][] = [
-  ["get_portfolio_overview"],
-  ["list_operations", "get_operation", "list_operation_notes", "get_operation_timeline"],
-  ["list_deals", "get_deal"],
-  ["list_spvs"],
-  ["find_operators", "get_operator"],
-  ["list_calendar_events (undecided_proposals=true for proposed dates)"],
-  ["list_alerts", "act_on_alert"],
-  ["get_unread_notification_count"],
-  ["search_portfolio (names, codes and documents' text, French or English)"],
-  ["export_inrev_report"],
-  ["preview_workflow_recommendations"],
-  ["lookup_siren", "validate_siren", "resolve_siren (billable)"],
-  ["get_taxonomies", "get_field_definitions"],
-  ["get_my_profile", "list_my_saved_views", "list_my_dashboards"],
-];
+const EVERYDAY: string[][] = EVERYDAY_TOOLS.map((group) =>
+  group.map((name) => (HINTS[name] ? `${name} (${HINTS[name]})` : name)),
+);
 
 /**
  * What the assistant reads first: the whole surface in a few lines, naming only the tools this

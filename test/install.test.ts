@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { DEMO_KEYS, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CATALOGUE } from "../src/api/catalogue.js";
 import { describeVariables } from "../src/config.js";
 import { connectInMemory } from "./helpers/mcp.js";
 
 const CLI = new URL("../dist/cli.js", import.meta.url).pathname;
 const manifest = JSON.parse(readFileSync(new URL("../manifest.json", import.meta.url), "utf8"));
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const configuration = readFileSync(new URL("../docs/running.md", import.meta.url), "utf8");
 const cleanEnv = () =>
   Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith("PORTFOLIO_")),
@@ -121,7 +122,9 @@ describe("help and version", () => {
     }
     for (const { name } of describeVariables()) {
       expect(help, name).toContain(name);
-      expect(readme, `README configuration table: ${name}`).toContain(`| \`${name}\``);
+      expect(configuration, `docs/running.md's configuration table: ${name}`).toContain(
+        `| \`${name}\``,
+      );
     }
   });
 });
@@ -205,11 +208,13 @@ describe("portfolio-mcp doctor", () => {
     });
     expect(result.status, result.stdout).toBe(0);
     const section = offerSection(result.stdout);
-    expect(section).toContain("no contract: the 36 curated operations");
-    expect(section).toMatch(/^operations\s+4\s+0$/m);
-    expect(section).toMatch(/^total\s+36\s+0$/m);
+    // The catalogue is the count: a curated operation added there is counted here.
+    const curated = Object.keys(CATALOGUE).length;
+    expect(section).toContain(`no contract: the ${curated} curated operations`);
+    expect(section).toMatch(/^operations\s+\d+\s+0$/m);
+    expect(section).toMatch(new RegExp(`^total\\s+${curated}\\s+0$`, "m"));
     expect(section.replace(/\s+/g, " ")).toContain(
-      "Only these 36 curated operations are reachable, each through its own tool. To offer the rest of what the API key may call (through find_api_operations, call_api_read and draft_api_write), set PORTFOLIO_CONTRACT_FILE to the key's contract export, which the API's administrator provides. With the sandbox: npx portfolio-mcp sandbox contract --key sandboxdemo > contract.json",
+      `Only these ${curated} curated operations are reachable, each through its own tool. To offer the rest of what the API key may call (through find_api_operations, call_api_read and draft_api_write), set PORTFOLIO_CONTRACT_FILE to the key's contract export, which the API's administrator provides. With the sandbox: npx portfolio-mcp sandbox contract --key sandboxdemo > contract.json`,
     );
     for (const line of section.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
   });

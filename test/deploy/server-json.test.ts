@@ -127,12 +127,12 @@ describe("server.json", () => {
       expect(createHash("sha256").update(readFileSync(bundle)).digest("hex")).toBe(sha);
   });
 
-  it("names the image's registry label, and the README documents its variables", () => {
+  it("names the image's registry label, and the docs document its variables", () => {
     expect(read("Containerfile")).toContain(`io.modelcontextprotocol.server.name="${server.name}"`);
     expect(read("Containerfile")).toContain(`org.opencontainers.image.version="${pkg.version}"`);
-    const readme = read("README.md");
-    expect(readme).toContain("`server.json`");
+    expect(read("README.md")).toContain("`server.json`");
+    const configuration = read("docs/running.md");
     for (const { name } of server.packages[0].environmentVariables)
-      expect(readme, name).toContain(`\`${name}\``);
+      expect(configuration, name).toContain(`\`${name}\``);
   });
 });

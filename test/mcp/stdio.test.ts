@@ -5,6 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { DEMO_KEYS, type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { INVENTORY } from "../../src/inventory/index.js";
 import { initializeRequest } from "../helpers/raw.js";
 
 const CLI = new URL("../../dist/cli.js", import.meta.url).pathname;
@@ -36,8 +37,8 @@ describe("stdio with --sandbox", () => {
       expect(client.getServerVersion()?.name).toBe("portfolio-mcp");
       expect(client.getInstructions()).toContain("list_operations");
       const { tools } = await client.listTools();
-      // 32 curated and promoted tools, and the three that reach the rest of the contract
-      expect(tools).toHaveLength(35);
+      // The curated tools, the two-step pair, and the three that reach the rest of the contract.
+      expect(tools).toHaveLength(INVENTORY.tools.filter((t) => t.settles !== "app").length);
       const reply = (await client.callTool({
         name: "list_operations",
         arguments: { status: "active", limit: 200 },

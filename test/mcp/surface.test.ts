@@ -3,6 +3,7 @@ import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CATALOGUE } from "../../src/api/catalogue.js";
 import { INVENTORY } from "../../src/inventory/index.js";
+import { budget, MEASURED, report } from "../helpers/budgets.js";
 import { connectInMemory } from "../helpers/mcp.js";
 
 /**
@@ -115,14 +116,8 @@ describe("the MCP surface", () => {
     expect(listing.tools.length).toBeLessThanOrEqual(40);
     for (const tool of listing.tools)
       expect(tool.description?.length ?? 0, tool.name).toBeLessThanOrEqual(300);
-    // 49.5 KB before the write outcome gained the card's app_confirmation (output schema only).
-    expect(JSON.stringify(listing).length).toBeLessThanOrEqual(51_000);
-    // What a model reads of each tool, reaching every operation of the full contract.
-    const visible = listing.tools.reduce(
-      (sum, t) =>
-        sum + t.name.length + (t.description ?? "").length + JSON.stringify(t.inputSchema).length,
-      0,
-    );
-    expect(visible).toBeLessThanOrEqual(18_000);
+    const bytes = JSON.stringify(listing).length;
+    const line = report("tools/list", bytes, MEASURED.listingBytes);
+    expect(bytes, line).toBeLessThanOrEqual(budget(MEASURED.listingBytes));
   });
 });

@@ -1,5 +1,6 @@
 import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { INVENTORY } from "../../src/inventory/index.js";
 import { connectInMemory } from "../helpers/mcp.js";
 import { connectModern } from "../helpers/modern.js";
 
@@ -19,7 +20,10 @@ describe("a 2026-07-28 client", () => {
         icons: [expect.objectContaining({ mimeType: "image/svg+xml" })],
       });
       const listed = (await session.client.request({ method: "tools/list", params: {} })) as any;
-      expect(listed.tools).toHaveLength(32);
+      // The curated tools and the two-step pair: no contract, so no long tail.
+      expect(listed.tools).toHaveLength(
+        INVENTORY.tools.filter((t) => !t.reach && t.settles !== "app").length,
+      );
       expect(listed).toMatchObject({ ttlMs: 300_000, cacheScope: "private" });
       const active = (await session.client.callTool({
         name: "list_operations",

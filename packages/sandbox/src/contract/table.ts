@@ -3,7 +3,7 @@ import type { FamilyTag } from "./families.js";
 /**
  * The whole contract: the 158 operations of spec part 1, as data, in one place. The sandbox's
  * served routes must equal this table (test/sandbox/contract-table.test.ts); the export and the
- * README are generated from what is served, never from here, so they cannot promise a route the
+ * route table of docs/sandbox.md are generated from what is served, never from here, so they cannot promise a route the
  * sandbox does not answer.
  *
  * Adapted from ../shared/contract-routes.md: the 28 operations the project already had keep
@@ -272,7 +272,7 @@ export const CONTRACT_TABLE: readonly ContractOperation[] = Object.entries(ROWS)
 
 /**
  * Operations whose method and path the spec shows (part 4); every other path is the sandbox's
- * choice, marked as such in the README. `siren_validate` has its path shown, its method chosen.
+ * choice, marked as such in docs/sandbox.md's route table. `siren_validate` has its path shown, its method chosen.
  */
 export const PATHS_SHOWN_BY_SPEC: ReadonlySet<string> = new Set([
   "auth_token",
