@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import {
   mkdirSync,
   mkdtempSync,
@@ -31,6 +31,21 @@ const open = (file: string, extra: Partial<AuditSettings> = {}) =>
     redact: (v) => v,
   });
 const fresh = () => join(mkdtempSync(join(tmpdir(), "audit-")), "audit.jsonl");
+/** The CLI in a 32 MiB heap, run without blocking: its exit status and what it printed. */
+const cli = (...args: string[]) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ["--max-old-space-size=32", CLI, ...args],
+      { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({
+          status: error ? ((error.code as number | undefined) ?? null) : 0,
+          stdout,
+          stderr,
+        }),
+    );
+  });
 /** A trail of `n` reads by two clients, closed. */
 function written(n: number, file = fresh(), extra: Partial<AuditSettings> = {}) {
   const trail = open(file, extra);
@@ -147,37 +162,44 @@ describe("the audit chain", () => {
   });
 
   it("answers a query over 100,000 records in bounded memory", async () => {
-    const file = written(100_000);
+    // Written and read without blocking this worker: a synchronous stretch of tens of seconds
+    // (likely under load) starves the test runner's own messages, which then time out.
+    const file = fresh();
+    const trail = open(file);
+    for (let i = 0; i < 100_000; i++) {
+      trail.append(
+        {
+          event: "request",
+          principal: i % 2 ? "http:camille" : "http:louis",
+          method: "tools/call",
+          target: "get_operation",
+          subject: { operation_id: `op-${i}` },
+          arguments: { operation_id: `op-${i}` },
+          outcome: "ok",
+        },
+        false,
+      );
+      if (i % 5_000 === 4_999) await new Promise((resolve) => setImmediate(resolve));
+    }
+    trail.close();
     // A 32 MiB heap for a 40 MB file: holding its records at once would need several times more.
-    const run = spawnSync(
-      process.execPath,
-      [
-        "--max-old-space-size=32",
-        CLI,
-        "audit",
-        "query",
-        "--principal",
-        "http:camille",
-        "--operation",
-        "op-99999",
-        "--format",
-        "csv",
-        file,
-      ],
-      { encoding: "utf8" },
+    const query = await cli(
+      "audit",
+      "query",
+      "--principal",
+      "http:camille",
+      "--operation",
+      "op-99999",
+      "--format",
+      "csv",
+      file,
     );
-    expect(run.status, run.stderr).toBe(0);
-    const rows = run.stdout.trim().split("\n");
+    expect(query.status, query.stderr).toBe(0);
+    const rows = query.stdout.trim().split("\n");
     expect(rows[0]).toMatch(/^time,replica,seq,event,principal/);
     expect(rows).toHaveLength(2);
     expect(rows[1]).toContain("http:camille");
-    const verified = spawnSync(
-      process.execPath,
-      ["--max-old-space-size=32", CLI, "audit", "verify", file],
-      {
-        encoding: "utf8",
-      },
-    );
+    const verified = await cli("audit", "verify", file);
     expect(verified.status, verified.stderr).toBe(0);
     expect(verified.stdout).toContain("holds: replica replica-a, 100001 record(s)");
   }, 60_000);
