@@ -1,7 +1,7 @@
 import type { FieldError } from "./field-errors.js";
 import { ApiError } from "./http/errors.js";
 import { TURN_REFUSALS } from "./http/upstream-share.js";
-import { StoreUnavailable } from "./state/redis.js";
+import { StoreUnavailable } from "./state/unavailable.js";
 
 const DELEGATION_REASONS: Record<string, string> = {
   delegated_user_not_found: "the delegated user does not exist in this entity",

@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 const LAYERS: Array<[string, RegExp]> = [
   [
     "leaves",
-    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|aead|neutralise|canonical|events|scope)\.ts$/,
+    /^src\/(version|closest|fold|json-depth|field-errors|log|cli-args|aead|neutralise|canonical|events|scope|state-dir)\.ts$/,
   ],
   ["telemetry", /^src\/telemetry\//],
   ["config", /^src\/config\.ts$/],
