@@ -104,8 +104,14 @@ export class App {
         reject(new Error(`${method}: no answer from the host`));
       }, REQUEST_TIMEOUT_MS);
       this.pending.set(id, {
-        resolve: (value) => (clearTimeout(timer), resolve(value)),
-        reject: (error) => (clearTimeout(timer), reject(error)),
+        resolve: (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       });
       this.post({ jsonrpc: "2.0", id, method, params });
     });
