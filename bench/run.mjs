@@ -26,7 +26,6 @@ import {
   sandboxProcess,
   spawnUntil,
   stdioClient,
-  timeToInitialize,
 } from "./lib/processes.mjs";
 import { topFrames } from "./lib/profile.mjs";
 import { RESULT_OPTIONS, writeResults } from "./lib/results.mjs";

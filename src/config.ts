@@ -1,5 +1,4 @@
 import { homedir, hostname } from "node:os";
-import { join } from "node:path";
 import { z } from "zod";
 import { closest } from "./closest.js";
 import { describeIssue } from "./field-errors.js";
