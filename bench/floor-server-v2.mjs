@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // The protocol floor on the SDK's 2.x line (the one our server uses): the least an MCP server
 // can do for list_operations. One tool, one fetch with a fixed bearer, the body returned
-// untouched. Over stdio (both protocol eras), or Streamable HTTP with --http (FLOOR_PORT, else
-// a free port).
+// untouched. Over stdio or Streamable HTTP with --http (FLOOR_PORT, else a free port), in both
+// protocol eras: 2026-07-28 requests by the SDK's per-request handler, 2025 ones in sessions.
 //   FLOOR_BASE_URL=... FLOOR_BEARER=... node bench/floor-server-v2.mjs [--http]
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
-import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
-import { McpServer } from "@modelcontextprotocol/server";
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from "@modelcontextprotocol/node";
+import { classifyInboundRequest, createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { z } from "zod";
 
@@ -37,10 +37,21 @@ function floorServer() {
 
 if (process.argv.includes("--http")) {
   const sessions = new Map();
+  const modern = toNodeHandler(createMcpHandler(() => floorServer(), { legacy: "reject" }));
   const http = createServer(async (req, res) => {
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
     const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    if (req.method === "POST" && body !== undefined) {
+      const outcome = classifyInboundRequest({
+        httpMethod: "POST",
+        protocolVersionHeader: req.headers["mcp-protocol-version"],
+        mcpMethodHeader: req.headers["mcp-method"],
+        mcpNameHeader: req.headers["mcp-name"],
+        body,
+      });
+      if (outcome.kind !== "legacy") return modern(req, res, body);
+    }
     let transport = sessions.get(req.headers["mcp-session-id"]);
     if (!transport) {
       transport = new NodeStreamableHTTPServerTransport({

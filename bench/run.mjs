@@ -18,6 +18,7 @@ import { bundle } from "../scripts/bundle.mjs";
 import { stopChildren } from "../scripts/lib/children.mjs";
 import { QUOTAS_RAISED } from "./lib/fleet.mjs";
 import { MODEL_VISIBLE_TARGET, modelVisibleBytes } from "./lib/model-visible.mjs";
+import { bestOfThree, modernEra, printModern } from "./lib/modern-era.mjs";
 import { sandboxOpenApi } from "./lib/openapi.mjs";
 import {
   freePort,
@@ -261,21 +262,43 @@ const httpSamples = await interleaved(
 );
 results.read_http = latencyTable(httpSamples);
 
-// 3. Concurrency: 50 callers for 10 s, through our server (stdio) and directly.
-log(`concurrency: ${CONCURRENCY} callers for ${CONCURRENCY_SECONDS} s`);
+// 3. Concurrency: 50 callers for 10 s through our server and the minimal server on SDK 2.x
+//    (best of three rounds each, stdio and HTTP), and directly.
+log(`concurrency: ${CONCURRENCY} callers for ${CONCURRENCY_SECONDS} s, best of three`);
+const inFlight = { callers: CONCURRENCY, seconds: CONCURRENCY_SECONDS };
+const stdioRounds = await bestOfThree(
+  {
+    ours: counted(tool(stdio.ours, "list_operations")),
+    floor_v2: tool(stdio.floor_v2, "list_operations"),
+  },
+  inFlight,
+);
+const httpRounds = await bestOfThree(
+  {
+    ours: counted(tool(http.ours, "list_operations")),
+    floor_v2: tool(http.floor_v2, "list_operations"),
+  },
+  inFlight,
+);
 results.concurrency = {
   callers: CONCURRENCY,
   seconds: CONCURRENCY_SECONDS,
-  ours_stdio: await saturate(counted(tool(stdio.ours, "list_operations"))),
-  floor_v2_stdio: await saturate(tool(stdio.floor_v2, "list_operations")),
+  ours_stdio: stdioRounds.ours,
+  floor_v2_stdio: stdioRounds.floor_v2,
+  ours_http: httpRounds.ours,
+  floor_v2_http: httpRounds.floor_v2,
   direct: await saturate(direct),
 };
+results.concurrency.throughput_ratio = round(
+  results.concurrency.ours_stdio.calls_per_s / results.concurrency.direct.calls_per_s,
+  3,
+);
 results.concurrency.throughput_vs_floor_v2 = round(
   results.concurrency.ours_stdio.calls_per_s / results.concurrency.floor_v2_stdio.calls_per_s,
   3,
 );
-results.concurrency.throughput_ratio = round(
-  results.concurrency.ours_stdio.calls_per_s / results.concurrency.direct.calls_per_s,
+results.concurrency.throughput_vs_floor_v2_http = round(
+  results.concurrency.ours_http.calls_per_s / results.concurrency.floor_v2_http.calls_per_s,
   3,
 );
 
@@ -328,6 +351,21 @@ results.contract = {
 };
 
 for (const client of [...Object.values(stdio), ...Object.values(http)]) await client.close();
+
+// 5c. The 2026-07-28 era: the same calls through the SDK's 2.x client pinned to it.
+log("read overhead and concurrency, 2026-07-28 era");
+results.modern = await modernEra({
+  ours: {
+    stdio: [node, [cli], ourEnv],
+    http: [ourHttp.match[1], { Authorization: `Bearer ${token}` }],
+  },
+  floor: { stdio: [node, [floors.v2], floorEnv], http: [floorV2Http.match[1]] },
+  calls: CALLS,
+  block: BLOCK,
+  callers: CONCURRENCY,
+  seconds: CONCURRENCY_SECONDS,
+  args: ARGS,
+});
 await stopChildren(
   [ourHttp, floorHttp, floorV2Http, bridgeHttp].map((spawned) => spawned.child.pid),
 );
@@ -369,6 +407,20 @@ results.targets = {
   "stdio p50 below the bridge's": results.read_stdio.ratios.ours_vs_bridge_p50 < 1,
   "http p50 within 10% of the protocol floor": results.read_http.ratios.ours_vs_floor_p50 <= 1.1,
   "http p50 below the bridge's": results.read_http.ratios.ours_vs_bridge_p50 < 1,
+  "stdio p50 at most the minimal server's on SDK 2.x (2025 era)":
+    results.read_stdio.ratios.ours_vs_floor_v2_p50 <= 1,
+  "http p50 at most the minimal server's on SDK 2.x (2025 era)":
+    results.read_http.ratios.ours_vs_floor_v2_p50 <= 1,
+  "stdio p50 at most the minimal server's (2026 era)": results.modern.stdio.ratios.p50 <= 1,
+  "http p50 at most the minimal server's (2026 era)": results.modern.http.ratios.p50 <= 1,
+  "stdio throughput, 50 in flight, at least the minimal server's (2025 era)":
+    results.concurrency.throughput_vs_floor_v2 >= 1,
+  "http throughput, 50 in flight, at least the minimal server's (2025 era)":
+    results.concurrency.throughput_vs_floor_v2_http >= 1,
+  "stdio throughput, 50 in flight, at least the minimal server's (2026 era)":
+    results.modern.stdio.ratios.throughput >= 1,
+  "http throughput, 50 in flight, at least the minimal server's (2026 era)":
+    results.modern.http.ratios.throughput >= 1,
   "tools/list at most half the bridge's bytes": results.context.tools_list_bytes.ratio <= 0.5,
   [`model-visible bytes with the full contract at most ${MODEL_VISIBLE_TARGET.toLocaleString("en")}`]:
     results.contract.model_visible_bytes.with <= MODEL_VISIBLE_TARGET,
@@ -473,8 +525,9 @@ function print(r) {
   }
   const c = r.concurrency;
   lines.push(
-    `concurrency, ${c.callers} callers for ${c.seconds} s: ours ${c.ours_stdio.calls_per_s}/s (p99 ${c.ours_stdio.p99} ms), floor (SDK 2.x) ${c.floor_v2_stdio.calls_per_s}/s, direct ${c.direct.calls_per_s}/s (p99 ${c.direct.p99} ms); ours/direct ${c.throughput_ratio}, ours/floor ${c.throughput_vs_floor_v2}`,
+    `concurrency, ${c.callers} callers for ${c.seconds} s (best of three): stdio ours ${c.ours_stdio.calls_per_s}/s (p99 ${c.ours_stdio.p99} ms), floor (SDK 2.x) ${c.floor_v2_stdio.calls_per_s}/s, ratio ${c.throughput_vs_floor_v2}; HTTP ours ${c.ours_http.calls_per_s}/s, floor (SDK 2.x) ${c.floor_v2_http.calls_per_s}/s, ratio ${c.throughput_vs_floor_v2_http}; direct ${c.direct.calls_per_s}/s (p99 ${c.direct.p99} ms), ours/direct ${c.throughput_ratio}`,
   );
+  lines.push(printModern(r.modern));
   const t = r.token_exchanges;
   lines.push(
     `token exchanges: ${t.exchanges} for ${t.our_calls} calls over ${t.run_seconds} s with 60 s bearers = ${t.per_1000_calls} per 1,000 calls`,

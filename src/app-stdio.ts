@@ -3,12 +3,6 @@ import { lateServer } from "./server-shell.js";
 import { serveStdio } from "./transport/stdio.js";
 
 /**
- * Longest the rest of the server waits for the client's first message before loading anyway
- * (a client that is slow to speak, or none: a configuration error is still reported at once).
- */
-const FIRST_MESSAGE_WAIT_MS = 20;
-
-/**
  * The stdio server, started in the order a client needs it: the transport and the server's
  * identity first, so that `initialize` and `server/discover` are answered as soon as the SDK has
  * loaded; then, once that first answer is out, the configuration, the embedded sandbox, the
@@ -17,7 +11,7 @@ const FIRST_MESSAGE_WAIT_MS = 20;
  * A start that fails (a configuration error) ends the process with one line on stderr, as before.
  */
 export function startStdio(options: AppOptions): () => Promise<void> {
-  const prepared = firstMessageHandled().then(async () =>
+  const prepared = firstAnswerWritten().then(async () =>
     (await import("./app.js")).prepareStdio(options),
   );
   const stop = async () => {
@@ -50,17 +44,33 @@ export function startStdio(options: AppOptions): () => Promise<void> {
 }
 
 /**
- * Resolves once the client's first message has been read and its answer written (the SDK answers
- * `initialize` within the microtasks of the read; setImmediate runs after them), or after
- * FIRST_MESSAGE_WAIT_MS without one.
+ * Longest the rest of the server waits for its first answer before loading anyway: a client slow
+ * to speak, or none (a configuration error is then reported this much later). Clients write
+ * `initialize` as they spawn the server, so it is waiting in the pipe long before this; the
+ * margin is for a starved CPU (with 20 ms, a loaded machine fired the timer first).
  */
-function firstMessageHandled(): Promise<void> {
+const FIRST_MESSAGE_WAIT_MS = 250;
+
+/**
+ * Resolves once the first answer (to `initialize` or `server/discover`) has been written to
+ * stdout, or after FIRST_MESSAGE_WAIT_MS without one. The write itself is the signal: the SDK's
+ * answer can take more than the turn of the event loop that read the request, and anything
+ * loaded meanwhile would delay it.
+ */
+function firstAnswerWritten(): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(go, FIRST_MESSAGE_WAIT_MS);
-    process.stdin.once("data", () => setImmediate(go));
-    function go() {
+    const stdout = process.stdout;
+    const write = stdout.write;
+    const done = () => {
       clearTimeout(timer);
-      resolve();
-    }
+      stdout.write = write;
+      setImmediate(resolve);
+    };
+    const timer = setTimeout(done, FIRST_MESSAGE_WAIT_MS);
+    stdout.write = function (this: typeof stdout, ...args: Parameters<typeof write>) {
+      const written = write.apply(this, args);
+      done();
+      return written;
+    } as typeof write;
   });
 }

@@ -45,6 +45,13 @@ registerHooks({
     return resolved;
   },
 });
+// The moment the first answer leaves: this process may load more before the test reads it.
+const write = process.stdout.write;
+process.stdout.write = function (...args) {
+  process.stdout.write = write;
+  appendFileSync(${JSON.stringify(list)}, "ANSWER\\n");
+  return write.apply(this, args);
+};
 `,
   );
   const env = Object.fromEntries(
@@ -64,8 +71,10 @@ registerHooks({
     },
     stdio: ["pipe", "pipe", "ignore"],
   });
-  const sources = () => {
-    const urls = new Set(readFileSync(list, "utf8").split("\n").filter(Boolean));
+  const sources = (untilAnswer = false) => {
+    const lines = readFileSync(list, "utf8").split("\n").filter(Boolean);
+    const answer = lines.indexOf("ANSWER");
+    const urls = new Set(untilAnswer ? lines.slice(0, answer) : lines);
     return [...urls].flatMap((url) => {
       if (url.includes("/node_modules/")) return [url.slice(url.indexOf("node_modules/"))];
       if (!url.startsWith(`file://${DIST}`)) return [];
@@ -73,11 +82,11 @@ registerHooks({
       return Object.keys(meta.outputs[output]?.inputs ?? {});
     });
   };
-  const lines = createInterface({ input: child.stdout });
+  const output = createInterface({ input: child.stdout });
   const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
   try {
     const answers = new Map<number, () => void>();
-    lines.on("line", (line) => answers.get(JSON.parse(line).id)?.());
+    output.on("line", (line) => answers.get(JSON.parse(line).id)?.());
     const answered = (id: number) => new Promise<void>((r) => answers.set(id, r));
     send({
       jsonrpc: "2.0",
@@ -90,7 +99,7 @@ registerHooks({
       },
     });
     await answered(1);
-    const atAnswer = sources();
+    const atAnswer = sources(true);
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
     // A read: the configuration, the API client and the inventory are all in use by then.
     send({
