@@ -49,7 +49,7 @@ if (process.argv.includes("--http")) {
     }
     await transport.handleRequest(req, res, body);
   });
-  http.listen(0, "127.0.0.1", () =>
+  http.listen(Number(process.env.FLOOR_PORT ?? 0), "127.0.0.1", () =>
     process.stderr.write(`floor listening at http://127.0.0.1:${http.address().port}/mcp\n`),
   );
 } else {

@@ -4,10 +4,12 @@
 // rewrites the committed bench/results.json). See the README's performance section.
 // Our server is measured without a contract (the curated tools) and, for tools/list and cold
 // start, with the key's full contract export (build/bench/contract-full.json, written by our CLI).
-//   npm run bench [-- --quick] [--out FILE] [--update-reference]
+// Cold start, the first tools/list, the views' sizes and memory (bench/lib/startup-section.mjs)
+// also go to build/bench.json, each figure with its ratio; --startup-only measures just those.
+//   npm run bench [-- --quick] [--startup-only] [--out FILE] [--update-reference]
 import { createHmac, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEMO_KEYS } from "@portfolio-mcp/sandbox";
@@ -16,6 +18,7 @@ import { bundle } from "../scripts/bundle.mjs";
 import { stopChildren } from "../scripts/lib/children.mjs";
 import { QUOTAS_RAISED } from "./lib/fleet.mjs";
 import { MODEL_VISIBLE_TARGET, modelVisibleBytes } from "./lib/model-visible.mjs";
+import { bestOfThree, modernEra, printModern } from "./lib/modern-era.mjs";
 import { sandboxOpenApi } from "./lib/openapi.mjs";
 import {
   freePort,
@@ -24,15 +27,19 @@ import {
   sandboxProcess,
   spawnUntil,
   stdioClient,
-  timeToInitialize,
 } from "./lib/processes.mjs";
 import { topFrames } from "./lib/profile.mjs";
 import { RESULT_OPTIONS, writeResults } from "./lib/results.mjs";
+import { printStartup, startupSection, startupTargets } from "./lib/startup-section.mjs";
 import { interleaved, percentile, round, summary } from "./lib/stats.mjs";
 import { printTelemetry, TELEMETRY_TARGET, telemetryOverhead } from "./lib/telemetry-overhead.mjs";
 
 const { values: options } = parseArgs({
-  options: { ...RESULT_OPTIONS, quick: { type: "boolean", default: false } },
+  options: {
+    ...RESULT_OPTIONS,
+    quick: { type: "boolean", default: false },
+    "startup-only": { type: "boolean", default: false },
+  },
 });
 const root = new URL("..", import.meta.url).pathname;
 const quick = options.quick;
@@ -40,8 +47,8 @@ const CALLS = quick ? 200 : 2_000;
 const BLOCK = 50;
 const CONCURRENCY = 50;
 const CONCURRENCY_SECONDS = quick ? 2 : 10;
-const COLD_STARTS = quick ? 5 : 20;
-const CONTRACT_COLD_START_TARGET = 1.2;
+const COLD_STARTS = quick ? 5 : 10;
+const MEMORY_CALLS = quick ? 1_000 : 10_000;
 const ARGS = { status: "active", limit: 50 };
 const work = join(root, "build", "bench");
 rmSync(work, { recursive: true, force: true });
@@ -110,6 +117,10 @@ if (contractOperations.join() !== served.join())
   throw new Error("the CLI's contract export differs from the sandbox's own export of the key");
 const contractEnv = { ...ourEnv, PORTFOLIO_CONTRACT_FILE: contractFile };
 const floorEnv = { FLOOR_BASE_URL: sandbox.baseUrl, FLOOR_BEARER: bearer };
+const floors = {
+  v1: join(root, "bench", "floor-server.mjs"),
+  v2: join(root, "bench", "floor-server-v2.mjs"),
+};
 const bridgeArgs = [
   "--api-base-url",
   sandbox.baseUrl,
@@ -118,6 +129,49 @@ const bridgeArgs = [
   "--headers",
   `Authorization:Bearer ${bearer}`,
 ];
+
+// The bridge's OpenAPI document carries our titles and descriptions: only the shapes differ.
+const lister = await stdioClient(node, [cli], ourEnv);
+writeFileSync(
+  openapiFile,
+  JSON.stringify(sandboxOpenApi(sandbox.baseUrl, (await lister.listTools()).tools)),
+);
+await lister.close();
+
+const results = {
+  date: new Date().toISOString(),
+  machine: { cpus: cpus().length, node: process.version, load_average: loadavg() },
+  calls_per_path: CALLS,
+};
+
+// 0. Cold start, first tools/list, views, memory: the dist/ bin and the MCP Bundle's build.
+const bundled = await bundle(root, join(work, "bundle"));
+results.startup = await startupSection(
+  {
+    node,
+    root,
+    cli,
+    bundled,
+    bridge: { bin: bridgeBin, args: bridgeArgs },
+    floors,
+    env: ourEnv,
+    contractEnv,
+    floorEnv,
+    runs: COLD_STARTS,
+    memoryCalls: MEMORY_CALLS,
+    args: ARGS,
+  },
+  log,
+);
+if (options["startup-only"]) {
+  await sandbox.close();
+  await stopChildren();
+  results.targets = startupTargets(results.startup);
+  console.log(printStartup(results.startup));
+  printTargets(results.targets);
+  writeBenchJson(results);
+  process.exit(0);
+}
 
 const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
 const direct = async () => {
@@ -138,31 +192,21 @@ const counted = (fn) => async () => {
   return fn();
 };
 
-const results = {
-  date: new Date().toISOString(),
-  machine: { cpus: cpus().length, node: process.version },
-  calls_per_path: CALLS,
-};
-
 // 1. Read overhead over stdio.
 log(
   `read overhead, stdio: ${CALLS} sequential list_operations per path, blocks of ${BLOCK}, interleaved`,
 );
-const oursStdio = await stdioClient(node, [cli], ourEnv);
-// The bridge's OpenAPI document carries our titles and descriptions: only the shapes differ.
-writeFileSync(
-  openapiFile,
-  JSON.stringify(sandboxOpenApi(sandbox.baseUrl, (await oursStdio.listTools()).tools)),
-);
 const stdio = {
-  ours: oursStdio,
-  floor: await stdioClient(node, [join(root, "bench", "floor-server.mjs")], floorEnv),
+  ours: await stdioClient(node, [cli], ourEnv),
+  floor: await stdioClient(node, [floors.v1], floorEnv),
+  floor_v2: await stdioClient(node, [floors.v2], floorEnv),
   bridge: await stdioClient(node, [bridgeBin, ...bridgeArgs, "--transport", "stdio"], {}),
 };
 const stdioSamples = await interleaved(
   {
     ours: counted(tool(stdio.ours, "list_operations")),
     floor: tool(stdio.floor, "list_operations"),
+    floor_v2: tool(stdio.floor_v2, "list_operations"),
     bridge: tool(stdio.bridge, "operations-lst"),
     direct,
   },
@@ -182,12 +226,8 @@ const ourHttp = await spawnUntil(
   },
   /URL\s+(http:\/\/\S+)/,
 );
-const floorHttp = await spawnUntil(
-  node,
-  [join(root, "bench", "floor-server.mjs"), "--http"],
-  floorEnv,
-  /listening at (\S+)/,
-);
+const floorHttp = await spawnUntil(node, [floors.v1, "--http"], floorEnv, /listening at (\S+)/);
+const floorV2Http = await spawnUntil(node, [floors.v2, "--http"], floorEnv, /listening at (\S+)/);
 const bridgePort = await freePort();
 const bridgeHttp = await spawnUntil(
   node,
@@ -207,12 +247,14 @@ const bridgeHttp = await spawnUntil(
 const http = {
   ours: await httpClient(ourHttp.match[1], { Authorization: `Bearer ${token}` }),
   floor: await httpClient(floorHttp.match[1]),
+  floor_v2: await httpClient(floorV2Http.match[1]),
   bridge: await httpClient(`http://127.0.0.1:${bridgePort}/mcp`),
 };
 const httpSamples = await interleaved(
   {
     ours: counted(tool(http.ours, "list_operations")),
     floor: tool(http.floor, "list_operations"),
+    floor_v2: tool(http.floor_v2, "list_operations"),
     bridge: tool(http.bridge, "operations-lst"),
     direct,
   },
@@ -220,16 +262,43 @@ const httpSamples = await interleaved(
 );
 results.read_http = latencyTable(httpSamples);
 
-// 3. Concurrency: 50 callers for 10 s, through our server (stdio) and directly.
-log(`concurrency: ${CONCURRENCY} callers for ${CONCURRENCY_SECONDS} s`);
+// 3. Concurrency: 50 callers for 10 s through our server and the minimal server on SDK 2.x
+//    (best of three rounds each, stdio and HTTP), and directly.
+log(`concurrency: ${CONCURRENCY} callers for ${CONCURRENCY_SECONDS} s, best of three`);
+const inFlight = { callers: CONCURRENCY, seconds: CONCURRENCY_SECONDS };
+const stdioRounds = await bestOfThree(
+  {
+    ours: counted(tool(stdio.ours, "list_operations")),
+    floor_v2: tool(stdio.floor_v2, "list_operations"),
+  },
+  inFlight,
+);
+const httpRounds = await bestOfThree(
+  {
+    ours: counted(tool(http.ours, "list_operations")),
+    floor_v2: tool(http.floor_v2, "list_operations"),
+  },
+  inFlight,
+);
 results.concurrency = {
   callers: CONCURRENCY,
   seconds: CONCURRENCY_SECONDS,
-  ours_stdio: await saturate(counted(tool(stdio.ours, "list_operations"))),
+  ours_stdio: stdioRounds.ours,
+  floor_v2_stdio: stdioRounds.floor_v2,
+  ours_http: httpRounds.ours,
+  floor_v2_http: httpRounds.floor_v2,
   direct: await saturate(direct),
 };
 results.concurrency.throughput_ratio = round(
   results.concurrency.ours_stdio.calls_per_s / results.concurrency.direct.calls_per_s,
+  3,
+);
+results.concurrency.throughput_vs_floor_v2 = round(
+  results.concurrency.ours_stdio.calls_per_s / results.concurrency.floor_v2_stdio.calls_per_s,
+  3,
+);
+results.concurrency.throughput_vs_floor_v2_http = round(
+  results.concurrency.ours_http.calls_per_s / results.concurrency.floor_v2_http.calls_per_s,
   3,
 );
 
@@ -282,42 +351,23 @@ results.contract = {
 };
 
 for (const client of [...Object.values(stdio), ...Object.values(http)]) await client.close();
-await stopChildren([ourHttp, floorHttp, bridgeHttp].map((spawned) => spawned.child.pid));
 
-// 6. Cold start: spawn to the initialize answer, alternating ours (as built, and as shipped in
-//    the bundle; without a contract, then with the full one) and the bridge.
-log(`cold start: median of ${COLD_STARTS}`);
-const bundled = await bundle(root, join(work, "bundle"));
-const cold = { ours_dist: [], ours_bundle: [], bridge: [] };
-const coldContract = { ours_dist: [], ours_bundle: [] };
-for (let i = 0; i < COLD_STARTS; i++) {
-  // Without and with the contract take turns going first, so neither always follows the other.
-  const pairs = [
-    [cold, ourEnv],
-    [coldContract, contractEnv],
-  ];
-  if (i % 2) pairs.reverse();
-  for (const [samples, env] of pairs) {
-    samples.ours_dist.push(await timeToInitialize(node, [cli], env));
-    samples.ours_bundle.push(await timeToInitialize(node, [bundled], env));
-  }
-  cold.bridge.push(
-    await timeToInitialize(node, [bridgeBin, ...bridgeArgs, "--transport", "stdio"], {}),
-  );
-}
-const median = (samples) => round(percentile(samples, 50), 1);
-results.cold_start_ms = Object.fromEntries(Object.entries(cold).map(([k, v]) => [k, median(v)]));
-results.contract.cold_start_ms = {
-  bundle: withWithout(median(cold.ours_bundle), median(coldContract.ours_bundle)),
-  dist: withWithout(median(cold.ours_dist), median(coldContract.ours_dist)),
-};
-results.cold_start_ms.ratio_bundle = round(
-  results.cold_start_ms.ours_bundle / results.cold_start_ms.bridge,
-  3,
-);
-results.cold_start_ms.ratio_dist = round(
-  results.cold_start_ms.ours_dist / results.cold_start_ms.bridge,
-  3,
+// 5c. The 2026-07-28 era: the same calls through the SDK's 2.x client pinned to it.
+log("read overhead and concurrency, 2026-07-28 era");
+results.modern = await modernEra({
+  ours: {
+    stdio: [node, [cli], ourEnv],
+    http: [ourHttp.match[1], { Authorization: `Bearer ${token}` }],
+  },
+  floor: { stdio: [node, [floors.v2], floorEnv], http: [floorV2Http.match[1]] },
+  calls: CALLS,
+  block: BLOCK,
+  callers: CONCURRENCY,
+  seconds: CONCURRENCY_SECONDS,
+  args: ARGS,
+});
+await stopChildren(
+  [ourHttp, floorHttp, floorV2Http, bridgeHttp].map((spawned) => spawned.child.pid),
 );
 
 // 7. What the audit trail and tracing cost per call: off, audit, audit + tracing at 0% and 100%.
@@ -357,17 +407,29 @@ results.targets = {
   "stdio p50 below the bridge's": results.read_stdio.ratios.ours_vs_bridge_p50 < 1,
   "http p50 within 10% of the protocol floor": results.read_http.ratios.ours_vs_floor_p50 <= 1.1,
   "http p50 below the bridge's": results.read_http.ratios.ours_vs_bridge_p50 < 1,
-  "cold start at most half the bridge's (the shipped bundle)":
-    results.cold_start_ms.ratio_bundle <= 0.5,
+  "stdio p50 at most the minimal server's on SDK 2.x (2025 era)":
+    results.read_stdio.ratios.ours_vs_floor_v2_p50 <= 1,
+  "http p50 at most the minimal server's on SDK 2.x (2025 era)":
+    results.read_http.ratios.ours_vs_floor_v2_p50 <= 1,
+  "stdio p50 at most the minimal server's (2026 era)": results.modern.stdio.ratios.p50 <= 1,
+  "http p50 at most the minimal server's (2026 era)": results.modern.http.ratios.p50 <= 1,
+  "stdio throughput, 50 in flight, at least the minimal server's (2025 era)":
+    results.concurrency.throughput_vs_floor_v2 >= 1,
+  "http throughput, 50 in flight, at least the minimal server's (2025 era)":
+    results.concurrency.throughput_vs_floor_v2_http >= 1,
+  "stdio throughput, 50 in flight, at least the minimal server's (2026 era)":
+    results.modern.stdio.ratios.throughput >= 1,
+  "http throughput, 50 in flight, at least the minimal server's (2026 era)":
+    results.modern.http.ratios.throughput >= 1,
   "tools/list at most half the bridge's bytes": results.context.tools_list_bytes.ratio <= 0.5,
-  [`cold start with the full contract within ${CONTRACT_COLD_START_TARGET}x of without (the shipped bundle)`]:
-    results.contract.cold_start_ms.bundle.ratio <= CONTRACT_COLD_START_TARGET,
   [`model-visible bytes with the full contract at most ${MODEL_VISIBLE_TARGET.toLocaleString("en")}`]:
     results.contract.model_visible_bytes.with <= MODEL_VISIBLE_TARGET,
   [`audit trail and tracing (0% sampled) within ${TELEMETRY_TARGET}x of off (p50)`]:
     results.telemetry_overhead.audit_traced_0.vs_off.p50 <= TELEMETRY_TARGET,
 };
+Object.assign(results.targets, startupTargets(results.startup));
 print(results);
+writeBenchJson(results);
 writeResults(results, options, {
   fresh: "build/bench/results.json",
   reference: "bench/results.json",
@@ -379,6 +441,7 @@ function latencyTable(samples) {
   table.ratios = {
     ours_vs_floor_p50: ratio("ours", "floor", "p50"),
     ours_vs_floor_p99: ratio("ours", "floor", "p99"),
+    ours_vs_floor_v2_p50: ratio("ours", "floor_v2", "p50"),
     ours_vs_direct_p50: ratio("ours", "direct", "p50"),
     ours_vs_bridge_p50: ratio("ours", "bridge", "p50"),
     ours_vs_bridge_p99: ratio("ours", "bridge", "p99"),
@@ -454,23 +517,22 @@ function print(r) {
     ["HTTP", r.read_http],
   ]) {
     lines.push(`list_operations (50 items) over ${name}, ${r.calls_per_path} calls per path:`);
-    for (const path of ["direct", "floor", "ours", "bridge"]) lines.push(row(path, t[path]));
+    for (const path of ["direct", "floor", "floor_v2", "ours", "bridge"])
+      lines.push(row(path, t[path]));
     lines.push(
-      `  ours/floor p50 ${t.ratios.ours_vs_floor_p50}, p99 ${t.ratios.ours_vs_floor_p99}; ours/bridge p50 ${t.ratios.ours_vs_bridge_p50}; ours/direct p50 ${t.ratios.ours_vs_direct_p50}`,
+      `  ours/floor p50 ${t.ratios.ours_vs_floor_p50}, p99 ${t.ratios.ours_vs_floor_p99}; ours/floor (SDK 2.x) p50 ${t.ratios.ours_vs_floor_v2_p50}; ours/bridge p50 ${t.ratios.ours_vs_bridge_p50}; ours/direct p50 ${t.ratios.ours_vs_direct_p50}`,
     );
   }
   const c = r.concurrency;
   lines.push(
-    `concurrency, ${c.callers} callers for ${c.seconds} s: ours ${c.ours_stdio.calls_per_s}/s (p99 ${c.ours_stdio.p99} ms), direct ${c.direct.calls_per_s}/s (p99 ${c.direct.p99} ms), ratio ${c.throughput_ratio}`,
+    `concurrency, ${c.callers} callers for ${c.seconds} s (best of three): stdio ours ${c.ours_stdio.calls_per_s}/s (p99 ${c.ours_stdio.p99} ms), floor (SDK 2.x) ${c.floor_v2_stdio.calls_per_s}/s, ratio ${c.throughput_vs_floor_v2}; HTTP ours ${c.ours_http.calls_per_s}/s, floor (SDK 2.x) ${c.floor_v2_http.calls_per_s}/s, ratio ${c.throughput_vs_floor_v2_http}; direct ${c.direct.calls_per_s}/s (p99 ${c.direct.p99} ms), ours/direct ${c.throughput_ratio}`,
   );
+  lines.push(printModern(r.modern));
   const t = r.token_exchanges;
   lines.push(
     `token exchanges: ${t.exchanges} for ${t.our_calls} calls over ${t.run_seconds} s with 60 s bearers = ${t.per_1000_calls} per 1,000 calls`,
   );
-  const k = r.cold_start_ms;
-  lines.push(
-    `cold start (median): ours ${k.ours_bundle} ms bundled (${k.ours_dist} ms from dist/ and node_modules), bridge ${k.bridge} ms; ratios ${k.ratio_bundle} / ${k.ratio_dist}`,
-  );
+  lines.push(printStartup(r.startup));
   const x = r.context;
   lines.push(
     `tools/list: ours ${x.tools_list_bytes.ours} B (${x.tools_list_bytes.ours_tools} tools), bridge ${x.tools_list_bytes.bridge} B (${x.tools_list_bytes.bridge_tools} tools), ratio ${x.tools_list_bytes.ratio}`,
@@ -483,17 +545,24 @@ function print(r) {
     `  model-visible (JSON.stringify({name, description, inputSchema}) summed over tools/list): ${w.model_visible_bytes.with} B with, ${w.model_visible_bytes.without} B without, ratio ${w.model_visible_bytes.ratio}`,
   );
   lines.push(
-    `  cold start (median): ${w.cold_start_ms.bundle.with} ms bundled (${w.cold_start_ms.dist.with} ms from dist/) with, ${w.cold_start_ms.bundle.without} ms (${w.cold_start_ms.dist.without} ms) without; ratios ${w.cold_start_ms.bundle.ratio} / ${w.cold_start_ms.dist.ratio}`,
-  );
-  lines.push(
     `50-item list_operations result: ours ${x.list_operations_50_bytes.ours} B, bridge ${x.list_operations_50_bytes.bridge} B, raw API page ${x.list_operations_50_bytes.raw_api_page} B`,
   );
   lines.push(printTelemetry(r.telemetry_overhead));
   lines.push("top frames (self time) of our server on the hot path:");
   for (const f of r.profile_top_frames.slice(0, 10))
     lines.push(`  ${String(f.self_pct).padStart(5)}%  ${f.ours ? "*" : " "} ${f.frame}`);
-  lines.push("targets:");
-  for (const [target, met] of Object.entries(r.targets))
+  console.log(lines.join("\n"));
+  printTargets(r.targets);
+}
+
+function printTargets(targets) {
+  const lines = ["targets:"];
+  for (const [target, met] of Object.entries(targets))
     lines.push(`  ${met ? "met   " : "MISSED"} ${target}`);
   console.log(lines.join("\n"));
+}
+
+/** build/bench.json: every figure of the run, each with its ratio (bench/lib/startup-section.mjs). */
+function writeBenchJson(r) {
+  writeFileSync(join(root, "build", "bench.json"), `${JSON.stringify(r, null, 2)}\n`);
 }

@@ -1,7 +1,11 @@
-// The distributable build: dist/ bundled by esbuild into a few files with no node_modules,
-// code-split so that the XLSX libraries and the sandbox load only when used. The MCP Bundle
-// and the container image carry it. `node scripts/bundle.mjs <dir>` writes it to <dir>.
-import { cpSync, writeFileSync } from "node:fs";
+// The distributable builds, from src/cli.ts by esbuild, code-split so that what a start does not
+// use (the sandbox and its data, the XLSX and PDF makers, the OAuth code, Redis, OpenTelemetry,
+// the write protocol) loads on first use:
+// - `node scripts/bundle.mjs --bin` (npm run build) makes dist/cli.js, the package's `bin`, the
+//   bundle itself, beside tsc's modules.
+// - `node scripts/bundle.mjs <dir>` writes a self-contained copy to <dir>: no node_modules
+//   (the MCP Bundle and the container image carry it).
+import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -31,13 +35,11 @@ const withoutAjv = {
   },
 };
 
-export async function bundle(root, outdir) {
-  const pkg = JSON.parse(
-    (await import("node:fs")).readFileSync(join(root, "package.json"), "utf8"),
-  );
-  await build({
-    entryPoints: [join(root, "dist", "cli.js")],
-    outdir: join(outdir, "dist"),
+/** What both builds share: one ESM entry, split into chunks loaded on first use. */
+function options(root, outdir) {
+  return {
+    entryPoints: [join(root, "src", "cli.ts")],
+    outdir,
     bundle: true,
     splitting: true,
     format: "esm",
@@ -51,7 +53,39 @@ export async function bundle(root, outdir) {
     },
     logLevel: "warning",
     plugins: [withoutAjv],
+  };
+}
+
+/** A chunk of an earlier bundle in dist/ (tsc's own modules have no hash in their names). */
+const CHUNK = /^[\w-]+-[A-Z0-9]{8}\.js(\.LEGAL\.txt)?$/;
+
+/**
+ * dist/cli.js as the bundle: written over tsc's dist/cli.js, chunks beside it (so that
+ * version.ts still finds ../package.json and the views dist/apps/views/). The metafile says
+ * which sources each chunk holds (test/cold-path.test.ts reads it).
+ */
+export async function bundleBin(root) {
+  const dist = join(root, "dist");
+  for (const name of existsSync(dist) ? readdirSync(dist) : [])
+    if (CHUNK.test(name)) rmSync(join(dist, name));
+  const result = await build({
+    ...options(root, dist),
+    allowOverwrite: true,
+    metafile: true,
+    // Tracing's SDK stays in node_modules (its exporters and the metrics are bundled, loaded on
+    // first use): test/telemetry/stdio.test.ts watches it load once an endpoint is set.
+    external: ["@opentelemetry/sdk-trace"],
   });
+  writeFileSync(join(dist, "bundle-meta.json"), JSON.stringify(result.metafile));
+  rmSync(join(dist, "cli.js.map"), { force: true }); // tsc's, for the file the bundle replaced
+  return join(dist, "cli.js");
+}
+
+export async function bundle(root, outdir) {
+  const pkg = JSON.parse(
+    (await import("node:fs")).readFileSync(join(root, "package.json"), "utf8"),
+  );
+  await build(options(root, join(outdir, "dist")));
   // The MCP Apps views are HTML files the server reads (src/apps/catalog.ts finds them here).
   cpSync(join(root, "dist", "apps", "views"), join(outdir, "dist", "apps", "views"), {
     recursive: true,
@@ -65,6 +99,9 @@ export async function bundle(root, outdir) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  if (!process.argv[2]) throw new Error("usage: node scripts/bundle.mjs <output directory>");
-  await bundle(new URL("..", import.meta.url).pathname, resolve(process.argv[2]));
+  const root = new URL("..", import.meta.url).pathname;
+  if (!process.argv[2])
+    throw new Error("usage: node scripts/bundle.mjs --bin | <output directory>");
+  if (process.argv[2] === "--bin") await bundleBin(root);
+  else await bundle(root, resolve(process.argv[2]));
 }

@@ -29,7 +29,7 @@ import { Readiness } from "./readiness.js";
 import { type CallerSpec, createMcpServer, type ServerDeps } from "./server.js";
 import { FleetCheck } from "./state/fleet-check.js";
 import { StateKeys } from "./state/keys.js";
-import { connectRedis, type SharedRedis } from "./state/redis.js";
+import type { SharedRedis } from "./state/redis.js";
 import { type Metrics, NO_METRICS } from "./telemetry/metrics.js";
 import { telemetrySink } from "./telemetry/sink.js";
 import { startTelemetry, type Telemetry } from "./telemetry/start.js";
@@ -101,7 +101,7 @@ export async function prepare(
   const logger = createLogger({ level: logLevel ?? config.logLevel, redactor });
   let redis: SharedRedis | null = null;
   try {
-    redis = config.redis && shareState ? await connectRedis(config.redis, logger) : null;
+    redis = shareState ? await openRedis(config, logger) : null;
   } catch (error) {
     await sandbox?.close();
     throw error;
@@ -551,6 +551,15 @@ function transportWarnings(config: Config, transport: AppOptions["transport"]): 
  * export its administration route hands out for the demo key (the way a real administrator
  * would export it, over loopback).
  */
+/** node-redis (about 500 KiB) loads only for a deployment that shares its state. */
+async function openRedis(
+  config: Config,
+  logger: ReturnType<typeof createLogger>,
+): Promise<SharedRedis | null> {
+  if (!config.redis) return null;
+  return (await import("./state/redis.js")).connectRedis(config.redis, logger);
+}
+
 async function loadContract(config: Config, sandbox: Sandbox | null): Promise<Contract | null> {
   if (config.api.contractFile) return readContractFile(config.api.contractFile);
   if (!sandbox) return null;

@@ -3,11 +3,14 @@ import { join } from "node:path";
 import { describeIssue } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import { closest } from "./closest.js";
+import { defaultStateDir } from "./state-dir.js";
 import {
   TelemetrySettingError,
   type TelemetrySettings,
   telemetrySettings,
 } from "./telemetry/settings.js";
+
+export { defaultStateDir };
 
 export const DEFAULT_TOKEN_PREFIX = "SERVICE-EXTERNAL-API-TOKEN-V1";
 export const DEFAULT_DELEGATION_HEADER_PREFIX = "X-Service-Delegated-User";
@@ -625,16 +628,4 @@ function list(value: string | undefined): string[] {
     .split(",")
     .map((v) => v.trim())
     .filter(Boolean);
-}
-
-/** The per-user data directory each platform expects. */
-export function defaultStateDir(
-  env: NodeJS.ProcessEnv,
-  platform: NodeJS.Platform,
-  home: string,
-): string {
-  if (platform === "win32")
-    return join(env.LOCALAPPDATA ?? join(home, "AppData", "Local"), "portfolio-mcp");
-  if (platform === "darwin") return join(home, "Library", "Application Support", "portfolio-mcp");
-  return join(env.XDG_DATA_HOME || join(home, ".local", "share"), "portfolio-mcp");
 }

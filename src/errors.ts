@@ -1,7 +1,7 @@
 import type { FieldError } from "@portfolio-mcp/field-errors";
 import { ApiError } from "./http/errors.js";
 import { TURN_REFUSALS } from "./http/share-refusal.js";
-import { StoreUnavailable } from "./state/redis.js";
+import { StoreUnavailable } from "./state/unavailable.js";
 
 const DELEGATION_REASONS: Record<string, string> = {
   delegated_user_not_found: "the delegated user does not exist in this entity",

@@ -74,7 +74,7 @@ export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
 }
 
 /** What one caller is offered: the inventory filtered by the deployment's and its own rules. */
-function selectionFor(deps: ServerDeps, caller: CallerSpec) {
+export function selectionFor(deps: ServerDeps, caller: CallerSpec) {
   const writes = caller.readOnly ? undefined : deps.writes;
   return select(
     offerFor(deps.api.routes, {

@@ -26,6 +26,7 @@ export async function stdioClient(command, args, env) {
     throw error;
   }
   client.onclose = trackPid(transport.pid);
+  client.pid = transport.pid;
   return client;
 }
 

@@ -9,7 +9,7 @@ import { ArgumentsRefused, UserFacingError, userMessage } from "../errors.js";
 import { ApiError, type ApiErrorCode } from "../http/errors.js";
 import type { Logger } from "../log.js";
 import { neutralise } from "../neutralise.js";
-import { StoreUnavailable } from "../state/redis.js";
+import { StoreUnavailable } from "../state/unavailable.js";
 
 /**
  * The one place a failure becomes what an MCP client gets, for every method alike (sentry-mcp's

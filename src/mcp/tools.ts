@@ -75,6 +75,18 @@ export function toolListing(selection: Selection, surface: Surface): ListToolsRe
   return listing;
 }
 
+/**
+ * Makes the listings ahead of the first `tools/list` (each tool's JSON Schemas are the costly
+ * part; the first serialisation of each listing the next): called by a server once it has
+ * answered its first message, off the critical path.
+ */
+export function warmToolListing(selection: Selection): void {
+  for (const way of ["app", "two-step", null] as const)
+    for (const apps of [true, false])
+      for (const cards of [true, false])
+        JSON.stringify(toolListing(selection, { way, apps, cards }));
+}
+
 /** The views the tools of a selection are shown in: the ui:// resources to offer. */
 export function viewsOffered(selection: Selection, cards: boolean): AppViewName[] {
   const views = new Set<AppViewName>();

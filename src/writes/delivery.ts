@@ -1,7 +1,7 @@
 import { staysUnderBase } from "../api/base-path.js";
 import type { ApiClient } from "../api/client.js";
 import type { Logger } from "../log.js";
-import { StoreUnavailable } from "../state/redis.js";
+import { StoreUnavailable } from "../state/unavailable.js";
 import type { IntentBook } from "./book.js";
 import { neutralise } from "./display.js";
 import type { Grants, Intent } from "./intent.js";

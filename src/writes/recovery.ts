@@ -1,7 +1,7 @@
 import type { ApiClient } from "../api/client.js";
 import { asPrincipal } from "../http/principal.js";
 import type { Logger } from "../log.js";
-import { StoreUnavailable } from "../state/redis.js";
+import { StoreUnavailable } from "../state/unavailable.js";
 import type { IntentBook } from "./book.js";
 import type { Delivery } from "./delivery.js";
 import type { Intent } from "./intent.js";

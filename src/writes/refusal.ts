@@ -1,5 +1,5 @@
 import { UserFacingError } from "../errors.js";
-import { StoreUnavailable } from "../state/redis.js";
+import { StoreUnavailable } from "../state/unavailable.js";
 
 export type RefusalReason =
   | "unknown"

@@ -2,31 +2,32 @@ import {
   App,
   applyDocumentTheme,
   applyHostStyleVariables,
-  type McpUiHostContext,
-} from "@modelcontextprotocol/ext-apps";
+  type CallToolResult,
+  type HostContext,
+} from "./host.js";
+
+export type { App, CallToolResult };
 
 /**
- * What every view shares: the connection to the host (the official ext-apps App over
- * postMessage), the host's theme, and safe DOM building. Text always goes in as text nodes, so
+ * What every view shares: the connection to the host (our own small client of the ext-apps
+ * protocol over postMessage, src/apps/views/host.ts), the host's theme, and safe DOM building. Text always goes in as text nodes, so
  * nothing the API or the model wrote can become markup.
  */
-
-export type CallToolResult = Awaited<ReturnType<App["callServerTool"]>>;
 
 /** Connects to the host; `render` gets each tool result the host sends. */
 export async function startView(
   name: string,
   render: (result: CallToolResult, app: App) => void,
 ): Promise<App> {
-  const app = new App({ name, version: "1.0.0" }, {}, { autoResize: true });
-  app.ontoolresult = (result) => render(result as CallToolResult, app);
+  const app = new App({ name, version: "1.0.0" });
+  app.ontoolresult = (result) => render(result, app);
   app.onhostcontextchanged = (context) => applyContext(context);
   await app.connect();
   applyContext(app.getHostContext());
   return app;
 }
 
-function applyContext(context: McpUiHostContext | undefined): void {
+function applyContext(context: HostContext | undefined): void {
   if (context?.theme) applyDocumentTheme(context.theme);
   if (context?.styles?.variables) applyHostStyleVariables(context.styles.variables);
 }

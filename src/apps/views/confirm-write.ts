@@ -1,5 +1,4 @@
-import type { App } from "@modelcontextprotocol/ext-apps";
-import { type CallToolResult, el, errorText, mount, startView } from "./common.js";
+import { type App, type CallToolResult, el, errorText, mount, startView } from "./common.js";
 
 /**
  * The confirmation card: the write exactly as drafted (action, target, author, fields,

@@ -1,5 +1,12 @@
-import type { App } from "@modelcontextprotocol/ext-apps";
-import { type CallToolResult, el, errorText, mount, readableAmount, startView } from "./common.js";
+import {
+  type App,
+  type CallToolResult,
+  el,
+  errorText,
+  mount,
+  readableAmount,
+  startView,
+} from "./common.js";
 
 /**
  * One operation (get_operation): status, phase, SPV, the key figures of its kpi_snapshot and its

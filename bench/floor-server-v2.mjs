@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// The protocol floor on the SDK's 2.x line (the one our server uses): the least an MCP server
+// can do for list_operations. One tool, one fetch with a fixed bearer, the body returned
+// untouched. Over stdio or Streamable HTTP with --http (FLOOR_PORT, else a free port), in both
+// protocol eras: 2026-07-28 requests by the SDK's per-request handler, 2025 ones in sessions.
+//   FLOOR_BASE_URL=... FLOOR_BEARER=... node bench/floor-server-v2.mjs [--http]
+import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from "@modelcontextprotocol/node";
+import { classifyInboundRequest, createMcpHandler, McpServer } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { z } from "zod";
+
+const base = process.env.FLOOR_BASE_URL;
+const bearer = process.env.FLOOR_BEARER;
+
+function floorServer() {
+  const server = new McpServer({ name: "floor-v2", version: "1.0.0" });
+  server.registerTool(
+    "list_operations",
+    {
+      description: "List operations.",
+      inputSchema: z.object({ status: z.string().optional(), limit: z.number().optional() }),
+    },
+    async ({ status, limit }) => {
+      const query = new URLSearchParams();
+      if (status) query.set("status", status);
+      if (limit) query.set("limit", String(limit));
+      const res = await fetch(`${base}/operations?${query}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      return { content: [{ type: "text", text: await res.text() }] };
+    },
+  );
+  return server;
+}
+
+if (process.argv.includes("--http")) {
+  const sessions = new Map();
+  const modern = toNodeHandler(createMcpHandler(() => floorServer(), { legacy: "reject" }));
+  const http = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    if (req.method === "POST" && body !== undefined) {
+      const outcome = classifyInboundRequest({
+        httpMethod: "POST",
+        protocolVersionHeader: req.headers["mcp-protocol-version"],
+        mcpMethodHeader: req.headers["mcp-method"],
+        mcpNameHeader: req.headers["mcp-name"],
+        body,
+      });
+      if (outcome.kind !== "legacy") return modern(req, res, body);
+    }
+    let transport = sessions.get(req.headers["mcp-session-id"]);
+    if (!transport) {
+      transport = new NodeStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => sessions.set(id, transport),
+      });
+      await floorServer().connect(transport);
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  http.listen(Number(process.env.FLOOR_PORT ?? 0), "127.0.0.1", () =>
+    process.stderr.write(`floor listening at http://127.0.0.1:${http.address().port}/mcp\n`),
+  );
+} else {
+  serveStdio(() => floorServer());
+}

@@ -1,0 +1,128 @@
+// Cold start, as a client sees it: spawn to the `initialize` answer over stdio, and spawn to the
+// first answered `initialize` over Streamable HTTP; the first tools/list after a start against
+// a warm one; a process's resident memory.
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import { spawnChild, stopChild } from "../../scripts/lib/children.mjs";
+import { initializeRequest } from "../../scripts/lib/protocol.mjs";
+import { cleanEnv, timeToInitialize } from "./processes.mjs";
+import { percentile, round } from "./stats.mjs";
+
+export { timeToInitialize };
+
+/**
+ * Milliseconds from spawn to the first answered `initialize` POST at `url`: the request is sent
+ * again every few milliseconds while nothing listens (what a client that retries sees).
+ */
+export async function timeToHttpAnswer(command, args, env, url, headers = {}) {
+  const started = process.hrtime.bigint();
+  const child = spawnChild(command, args, {
+    env: { ...cleanEnv(), ...env },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  let exited = false;
+  child.on("exit", () => {
+    exited = true;
+  });
+  try {
+    for (;;) {
+      if (exited) throw new Error(`${command} ${args.join(" ")} exited before answering`);
+      try {
+        const res = await fetch(url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+            ...headers,
+          },
+          body: JSON.stringify(initializeRequest("bench")),
+        });
+        const text = await res.text();
+        if (res.status !== 200 || !text.includes('"protocolVersion"'))
+          throw new Error(`${command}: initialize answered ${res.status}: ${text.slice(0, 200)}`);
+        return Number(process.hrtime.bigint() - started) / 1e6;
+      } catch (error) {
+        if (error?.cause?.code !== "ECONNREFUSED" && error?.cause?.code !== "ECONNRESET")
+          throw error;
+        await sleep(2);
+      }
+    }
+  } finally {
+    await stopChild(child);
+  }
+}
+
+/**
+ * Runs every path `runs` times, taking turns (a slow moment of the machine falls on all of them
+ * alike), and gives each one's median. A path is { stdio: [command, args, env] } or
+ * { http: [command, args, env, url, headers] } (args may be a function of the run, for ports).
+ */
+export async function interleavedColdStarts(paths, runs) {
+  const samples = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
+  for (let i = 0; i < runs; i++) {
+    const names = Object.keys(paths);
+    // Each run starts with another path, so that none always follows the same one.
+    const order = [...names.slice(i % names.length), ...names.slice(0, i % names.length)];
+    for (const name of order) {
+      const path = await paths[name]();
+      samples[name].push(
+        path.stdio ? await timeToInitialize(...path.stdio) : await timeToHttpAnswer(...path.http),
+      );
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(samples).map(([name, s]) => [name, round(percentile(s, 50), 1)]),
+  );
+}
+
+/**
+ * The first tools/list of a fresh stdio server, `settleMs` after its `initialize` answer (a user's
+ * first question comes after the window has opened), against the median of the next `warm`.
+ */
+export function firstListVsWarm(command, args, env, { settleMs = 1500, warm = 20 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawnChild(command, args, {
+      env: { ...cleanEnv(), ...env },
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    const send = (m) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    const times = [];
+    let sent = 0n;
+    let next = 2;
+    const list = () => {
+      sent = process.hrtime.bigint();
+      send({ jsonrpc: "2.0", id: next++, method: "tools/list" });
+    };
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      const message = JSON.parse(line);
+      if (message.id === 1) {
+        send({ jsonrpc: "2.0", method: "notifications/initialized" });
+        setTimeout(list, settleMs);
+        return;
+      }
+      if (typeof message.id !== "number") return;
+      if (!message.result?.tools?.length) reject(new Error(`tools/list failed: ${line}`));
+      times.push(Number(process.hrtime.bigint() - sent) / 1e6);
+      if (times.length <= warm) return void list();
+      void stopChild(child);
+      const first = times[0];
+      const warmMedian = percentile(times.slice(1), 50);
+      resolve({
+        first_ms: round(first, 2),
+        warm_ms: round(warmMedian, 2),
+        ratio: round(first / warmMedian, 2),
+      });
+    });
+    child.on("error", reject);
+    send(initializeRequest("bench"));
+  });
+}
+
+/** Resident memory of a process in MiB (Linux /proc). */
+export function rssMiB(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  return round(kib / 1024, 1);
+}

@@ -1,0 +1,126 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Sandbox, startSandbox } from "../src/sandbox/index.js";
+
+/**
+ * What a stdio start loads (dist/cli.js is the esbuild bundle; dist/bundle-meta.json says which
+ * sources each of its chunks holds): before the `initialize` answer only the SDK and the
+ * server's identity; once started, nothing of what rarely serves (the sandbox and its data, the
+ * XLSX and PDF makers, the OAuth code, node-redis, OpenTelemetry, the write journal on Redis).
+ */
+const DIST = fileURLToPath(new URL("../dist/", import.meta.url));
+const CLI = join(DIST, "cli.js");
+const meta = JSON.parse(readFileSync(join(DIST, "bundle-meta.json"), "utf8")) as {
+  outputs: Record<string, { inputs: Record<string, unknown> }>;
+};
+const RARELY_USED =
+  /^src\/sandbox\/|node_modules\/(redis|@redis|write-excel-file|read-excel-file|unpdf|jose|@opentelemetry)\/|^src\/transport\/oauth|^src\/state\/redis\.ts$/;
+const BEHIND_THE_FIRST_ANSWER = /^src\/(app|server|config)\.ts$|^src\/(domains|inventory|api)\//;
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(() => sandbox.close());
+
+/** The sources behind the files a start resolved, at its initialize answer and once started. */
+async function loadedSources(): Promise<{ atAnswer: string[]; started: string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), "cold-path-"));
+  const list = join(dir, "loaded.txt");
+  writeFileSync(list, "");
+  const hook = join(dir, "hook.mjs");
+  writeFileSync(
+    hook,
+    `import { registerHooks } from "node:module";
+import { appendFileSync } from "node:fs";
+registerHooks({
+  resolve(specifier, context, next) {
+    const resolved = next(specifier, context);
+    appendFileSync(${JSON.stringify(list)}, resolved.url + "\\n");
+    return resolved;
+  },
+});
+// The moment the first answer leaves: this process may load more before the test reads it.
+const write = process.stdout.write;
+process.stdout.write = function (...args) {
+  process.stdout.write = write;
+  appendFileSync(${JSON.stringify(list)}, "ANSWER\\n");
+  return write.apply(this, args);
+};
+`,
+  );
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith("PORTFOLIO_") && !k.startsWith("OTEL_"),
+    ),
+  );
+  const child = spawn(process.execPath, ["--import", hook, CLI], {
+    env: {
+      ...env,
+      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+      PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
+      PORTFOLIO_API_SECRET: sandbox.credentials.secret,
+      PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
+      PORTFOLIO_STATE_DIR: join(dir, "state"),
+      PORTFOLIO_LOG_LEVEL: "warn",
+    },
+    stdio: ["pipe", "pipe", "ignore"],
+  });
+  const sources = (untilAnswer = false) => {
+    const lines = readFileSync(list, "utf8").split("\n").filter(Boolean);
+    const answer = lines.indexOf("ANSWER");
+    const urls = new Set(untilAnswer ? lines.slice(0, answer) : lines);
+    return [...urls].flatMap((url) => {
+      if (url.includes("/node_modules/")) return [url.slice(url.indexOf("node_modules/"))];
+      if (!url.startsWith(`file://${DIST}`)) return [];
+      const output = `dist/${url.slice(`file://${DIST}`.length)}`;
+      return Object.keys(meta.outputs[output]?.inputs ?? {});
+    });
+  };
+  const output = createInterface({ input: child.stdout });
+  const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+  try {
+    const answers = new Map<number, () => void>();
+    output.on("line", (line) => answers.get(JSON.parse(line).id)?.());
+    const answered = (id: number) => new Promise<void>((r) => answers.set(id, r));
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    });
+    await answered(1);
+    const atAnswer = sources(true);
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    // A read: the configuration, the API client and the inventory are all in use by then.
+    send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "list_operations", arguments: { limit: 1 } },
+    });
+    await answered(2);
+    return { atAnswer, started: sources() };
+  } finally {
+    child.kill();
+  }
+}
+
+describe("the stdio cold path", () => {
+  it("answers initialize before loading the rest, and never loads what rarely serves", async () => {
+    const { atAnswer, started } = await loadedSources();
+    expect(atAnswer.some((s) => s.includes("@modelcontextprotocol/server"))).toBe(true);
+    expect(atAnswer.filter((s) => BEHIND_THE_FIRST_ANSWER.test(s))).toEqual([]);
+    expect(started.some((s) => s === "src/app.ts")).toBe(true);
+    expect(started.filter((s) => RARELY_USED.test(s))).toEqual([]);
+  }, 30_000);
+});
