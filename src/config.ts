@@ -1,5 +1,4 @@
 import { homedir, hostname } from "node:os";
-import { join } from "node:path";
 import { describeIssue } from "@portfolio-mcp/field-errors";
 import { z } from "zod";
 import { closest } from "./closest.js";

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Sandbox, startSandbox } from "../src/sandbox/index.js";
 
 /**
  * What a stdio start loads (dist/cli.js is the esbuild bundle; dist/bundle-meta.json says which
