@@ -11,6 +11,8 @@ import { Directory } from "./api/directory.js";
 import { unknownSensitiveEntries } from "./api/offer-summary.js";
 import { withoutShareTokens } from "./api/response.js";
 import { resolveRoutes } from "./api/routes.js";
+import { banner } from "./app-banner.js";
+import { clientAndProcessMetrics, upstreamMetrics } from "./app-metrics.js";
 import { auditSink } from "./audit/sink.js";
 import { AuditTrail } from "./audit/trail.js";
 import {
@@ -32,7 +34,7 @@ import { StateKeys } from "./state/keys.js";
 import type { SharedRedis } from "./state/redis.js";
 import { type Metrics, NO_METRICS } from "./telemetry/metrics.js";
 import { telemetrySink } from "./telemetry/sink.js";
-import { startTelemetry, type Telemetry } from "./telemetry/start.js";
+import { startTelemetry } from "./telemetry/start.js";
 import { RefusedOperations } from "./toolkit/refusals.js";
 import type { Principal } from "./transport/clients.js";
 import { VERSION } from "./version.js";
@@ -83,74 +85,27 @@ export async function prepare(
   /** false for doctor: it inspects Redis itself and reports, rather than stop, when it fails. */
   shareState = true,
 ): Promise<Prepared> {
+  // What has started so far: a later step that fails stops it, latest first.
+  const started: Array<() => Promise<void>> = [];
   // Loaded only when asked for: a real deployment never pays for the simulator and its data.
   const sandbox = options.sandbox
     ? await (await import("@portfolio-mcp/sandbox")).startSandbox({ port: 0, host: "127.0.0.1" })
     : null;
-  let config: Config;
-  try {
-    config = loadConfig(sandbox ? withSandbox(options.sources, sandbox) : options.sources);
-  } catch (error) {
-    await sandbox?.close();
-    throw error;
-  }
-  const redactor = new SecretRedactor();
-  if (config.writes.stateSecret) redactor.add(config.writes.stateSecret);
-  const redisPassword = config.redis ? new URL(config.redis.url).password : "";
-  if (redisPassword) redactor.add(decodeURIComponent(redisPassword));
+  if (sandbox) started.push(() => sandbox.close());
+  const config = await step(started, () =>
+    loadConfig(sandbox ? withSandbox(options.sources, sandbox) : options.sources),
+  );
+  const redactor = redactorFor(config);
   const logger = createLogger({ level: logLevel ?? config.logLevel, redactor });
-  let redis: SharedRedis | null = null;
-  try {
-    redis = shareState ? await openRedis(config, logger) : null;
-  } catch (error) {
-    await sandbox?.close();
-    throw error;
-  }
-  let telemetry: Telemetry;
-  try {
-    telemetry = await startTelemetry(config.telemetry, logger, options.transport ?? null);
-  } catch (error) {
-    await redis?.close();
-    await sandbox?.close();
-    throw error;
-  }
+  const redis = shareState ? await step(started, () => openRedis(config, logger)) : null;
+  if (redis) started.push(() => redis.close());
+  const telemetry = await step(started, () =>
+    startTelemetry(config.telemetry, logger, options.transport ?? null),
+  );
+  started.push(() => telemetry.close());
   const { metrics } = telemetry;
-  const upstreamCalls = metrics.counter(
-    "portfolio_mcp_upstream_calls",
-    "Partner API attempts, by operation and status.",
-  );
-  const upstreamSeconds = metrics.histogram(
-    "portfolio_mcp_upstream_request_duration",
-    "Partner API attempts, by operation and status class (none: no answer).",
-    { unit: "s", buckets: UPSTREAM_BUCKETS },
-  );
-  const turnWaits = metrics.counter(
-    "portfolio_mcp_upstream_waits",
-    "Partner API attempts that waited for their client's turn, by reason.",
-  );
-  const turnWaitSeconds = metrics.counter(
-    "portfolio_mcp_upstream_wait_seconds",
-    "Time attempts spent waiting for their client's turn, by reason.",
-    { unit: "s" },
-  );
-  const turnRefusals = metrics.counter(
-    "portfolio_mcp_upstream_refusals",
-    "Partner API attempts refused before sending (the wait would pass its deadline), by reason.",
-  );
-  let contract: Contract | null;
-  try {
-    contract = await loadContract(config, sandbox);
-  } catch (error) {
-    await telemetry.close();
-    await redis?.close();
-    await sandbox?.close();
-    throw error;
-  }
-  if (contract) config.warnings.push(...contract.warnings);
-  if (contract && config.api.routesFile)
-    config.warnings.push(
-      `PORTFOLIO_ROUTES_FILE (${config.api.routesFile}) is ignored: the contract in ${contract.source} gives every operation its method and path.`,
-    );
+  const contract = await step(started, () => loadContract(config, sandbox));
+  if (contract) config.warnings.push(...contractWarnings(config, contract));
   const api = connectApi({
     settings: config.api,
     routes: resolveRoutes(config.api.routesFile, contract),
@@ -158,59 +113,10 @@ export async function prepare(
     redactor,
     userAgent: `portfolio-mcp/${VERSION}`,
     redis: redis ?? undefined,
-    onAttempt: (operation, status, ms) => {
-      upstreamCalls({ operation, status: status === null ? "none" : String(status) });
-      const statusClass = status === null ? "none" : `${Math.floor(status / 100)}xx`;
-      upstreamSeconds(ms / 1000, { operation, status_class: statusClass });
-    },
-    shareEvents: {
-      waited: (reason, ms) => {
-        turnWaits({ reason });
-        turnWaitSeconds({ reason }, ms / 1000);
-      },
-      refused: (reason) => turnRefusals({ reason }),
-    },
+    ...upstreamMetrics(metrics),
   });
   config.warnings.push(...unknownSensitiveEntries(api.routes, config.writes.allowSensitive));
-  metrics.counterFrom(
-    "portfolio_mcp_token_exchanges",
-    "Signed token exchanges sent since start.",
-    () => api.tokens.exchanges,
-  );
-  // Whether this replica holds back for a 429, its own or another replica's (Redis).
-  metrics.gauge(
-    "portfolio_mcp_upstream_cooldown_seconds",
-    "Seconds before calls to the Partner API may go again after a 429.",
-    () => api.cooldownRemainingMs() / 1000,
-    "s",
-  );
-  metrics.gauge(
-    "portfolio_mcp_upstream_rate_per_minute",
-    "The API key's rate in force: PORTFOLIO_API_RATE_LIMIT_PER_MINUTE, lowered for a while after 429s.",
-    () => api.keyRatePerMinute(),
-  );
-  // Process figures, so that an operator (and `npm run load`) can see sessions come and go.
-  metrics.counterFrom(
-    "process_cpu_seconds",
-    "User and system CPU time spent.",
-    () => {
-      const { user, system } = process.cpuUsage();
-      return (user + system) / 1e6;
-    },
-    "s",
-  );
-  metrics.gauge(
-    "process_resident_memory_bytes",
-    "Resident set size of the process.",
-    () => process.memoryUsage.rss(),
-    "By",
-  );
-  metrics.gauge(
-    "nodejs_heap_used_bytes",
-    "V8 heap in use.",
-    () => process.memoryUsage().heapUsed,
-    "By",
-  );
+  clientAndProcessMetrics(metrics, api);
   return {
     config,
     contract,
@@ -229,10 +135,35 @@ export async function prepare(
   };
 }
 
-/** The Partner API's latency buckets: OpenTelemetry's for http.client.request.duration, and 30 s. */
-const UPSTREAM_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30,
-];
+/** One step of a start; when it fails, what the earlier steps started is stopped, latest first. */
+async function step<T>(started: Array<() => Promise<void>>, work: () => T | Promise<T>) {
+  try {
+    return await work();
+  } catch (error) {
+    for (const stop of started.toReversed()) await stop();
+    throw error;
+  }
+}
+
+/** The secrets the configuration holds, never to be written in a log line. */
+function redactorFor(config: Config): SecretRedactor {
+  const redactor = new SecretRedactor();
+  if (config.writes.stateSecret) redactor.add(config.writes.stateSecret);
+  const redisPassword = config.redis ? new URL(config.redis.url).password : "";
+  if (redisPassword) redactor.add(decodeURIComponent(redisPassword));
+  return redactor;
+}
+
+function contractWarnings(config: Config, contract: Contract): string[] {
+  return [
+    ...contract.warnings,
+    ...(config.api.routesFile
+      ? [
+          `PORTFOLIO_ROUTES_FILE (${config.api.routesFile}) is ignored: the contract in ${contract.source} gives every operation its method and path.`,
+        ]
+      : []),
+  ];
+}
 
 /** What a server needs besides its caller: built once, shared by every session. */
 async function serverDeps(options: AppOptions) {
@@ -309,65 +240,100 @@ export async function prepareStdio(options: AppOptions) {
  * function that stops everything in order.
  */
 export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
-  const {
-    config,
-    api,
-    logger,
-    metrics,
-    redis,
-    sandbox,
-    deps,
-    fleet,
-    auditFile,
-    close: shutdownUpstream,
-  } = await serverDeps(options);
-
+  const server = await serverDeps(options);
+  const { config, close: shutdownUpstream } = server;
   const { serveHttp } = await import("./transport/http.js");
-  const { RedisRateLimiter } = await import("./transport/rate-limit.js");
+  const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
+  let access: Access;
+  try {
+    access = await openAccess(server, token, options.host);
+  } catch (error) {
+    await shutdownUpstream();
+    throw error;
+  }
+  const http = await serveHttp(await httpSettings(server, access, options));
+  const { oauth } = access;
+  process.stderr.write(
+    banner({
+      url: http.url,
+      publicUrl: config.server.publicUrl,
+      signIn: oauth
+        ? { issuer: oauth.access.verifier.issuer, users: oauth.access.users.size }
+        : null,
+      clientsFile: config.server.clientsFile !== null,
+      token: config.server.clientsFile || oauth ? null : token,
+      generated: !config.server.mcpToken,
+      upstream: config.api.baseUrl,
+      sandbox: !!server.sandbox,
+      user: config.api.delegatedUser,
+      audit: server.auditFile,
+    }),
+  );
+  return async () => {
+    // Stop accepting, let in-flight calls finish, then close sessions; journal saves are
+    // durable when they return, so nothing is left to flush.
+    await http.close(config.server.shutdownGraceSeconds * 1000);
+    await shutdownUpstream();
+  };
+}
+
+type ServerParts = Awaited<ReturnType<typeof serverDeps>>;
+
+/** Who may call over HTTP: the clients file, sign-in with the identity provider, or one token. */
+interface Access {
+  clients: import("./transport/clients.js").ClientRegistry;
+  oauth: Awaited<ReturnType<typeof openSignIn>> | null;
+}
+
+async function openAccess(
+  { config, api, deps, logger }: ServerParts,
+  token: string,
+  host: string,
+): Promise<Access> {
   const { ClientRegistry } = await import("./transport/clients.js");
   const { isLoopback } = await import("./transport/guard.js");
   const oauthSettings = config.server.oauth;
-  if (config.server.mcpToken && (config.server.clientsFile || oauthSettings)) {
-    await shutdownUpstream();
+  if (config.server.mcpToken && (config.server.clientsFile || oauthSettings))
     throw new ConfigError(
       config.server.clientsFile
         ? "PORTFOLIO_MCP_TOKEN and PORTFOLIO_MCP_CLIENTS_FILE: set one; the clients file gives each client its own token, so the single token would be ignored"
         : "PORTFOLIO_MCP_TOKEN and PORTFOLIO_OAUTH_ISSUER: with sign-in, tokens for automation go in PORTFOLIO_MCP_CLIENTS_FILE (each with its own delegated user); the single token is for personal use",
     );
-  }
   const terms = allowlistTerms(api.routes, {
     readOnly: config.writes.readOnly,
     allowSensitive: deps.allowSensitive ?? new Set(),
   });
-  const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
-  let clients: import("./transport/clients.js").ClientRegistry;
-  let oauth: Awaited<ReturnType<typeof openSignIn>> | null;
-  try {
-    clients = config.server.clientsFile
-      ? ClientRegistry.fromFile(config.server.clientsFile, terms)
-      : oauthSettings
-        ? ClientRegistry.none()
-        : ClientRegistry.single(token, config.api.delegatedUser);
-    oauth = oauthSettings ? await openSignIn(oauthSettings, terms) : null;
-  } catch (error) {
-    await shutdownUpstream();
-    throw error;
-  }
+  const clients = config.server.clientsFile
+    ? ClientRegistry.fromFile(config.server.clientsFile, terms)
+    : oauthSettings
+      ? ClientRegistry.none()
+      : ClientRegistry.single(token, config.api.delegatedUser);
+  const oauth = oauthSettings ? await openSignIn(oauthSettings, terms) : null;
   for (const warning of [...clients.warnings, ...(oauth?.access.users.warnings ?? [])])
     logger.warn(warning);
-  if (oauthSettings && !config.server.publicUrl && !isLoopback(options.host))
+  if (oauthSettings && !config.server.publicUrl && !isLoopback(host))
     logger.warn(
       "PORTFOLIO_OAUTH_ISSUER is set without PORTFOLIO_PUBLIC_URL: the resource URL clients are told (and tokens must be issued for) is the bound address; behind a reverse proxy, set PORTFOLIO_PUBLIC_URL to the address clients use",
     );
+  return { clients, oauth };
+}
+
+/** The HTTP transport's settings: the configuration's limits, the callers, one server each. */
+async function httpSettings(
+  { config, api, deps, logger, metrics, redis, fleet }: ServerParts,
+  { clients, oauth }: Access,
+  options: AppOptions,
+) {
+  const { RedisRateLimiter } = await import("./transport/rate-limit.js");
   const readiness = new Readiness(api, Date.now, redis, fleet);
-  const http = await serveHttp({
+  return {
     observer: deps.observer,
     host: options.host,
     port: options.port,
     clients,
     oauth,
     publicUrl: config.server.publicUrl,
-    isWriteTool: config.writes.readOnly ? undefined : (name) => WRITE_TOOLS.has(name),
+    isWriteTool: config.writes.readOnly ? undefined : (name: string) => WRITE_TOOLS.has(name),
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     maxBodyBytes: config.server.maxBodyBytes,
@@ -392,28 +358,6 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     ready: () => readiness.check(),
     metrics,
     logger,
-  });
-  process.stderr.write(
-    banner({
-      url: http.url,
-      publicUrl: config.server.publicUrl,
-      signIn: oauth
-        ? { issuer: oauth.access.verifier.issuer, users: oauth.access.users.size }
-        : null,
-      clientsFile: config.server.clientsFile !== null,
-      token: config.server.clientsFile || oauth ? null : token,
-      generated: !config.server.mcpToken,
-      upstream: config.api.baseUrl,
-      sandbox: !!sandbox,
-      user: config.api.delegatedUser,
-      audit: auditFile,
-    }),
-  );
-  return async () => {
-    // Stop accepting, let in-flight calls finish, then close sessions; journal saves are
-    // durable when they return, so nothing is left to flush.
-    await http.close(config.server.shutdownGraceSeconds * 1000);
-    await shutdownUpstream();
   };
 }
 
@@ -609,78 +553,4 @@ function withSandbox(sources: ConfigSources, sandbox: Sandbox): ConfigSources {
       ),
     ),
   };
-}
-
-const auditLine = (file: string | null) =>
-  file === null ? "off (PORTFOLIO_AUDIT_FILE)" : file === "-" ? "stderr" : file;
-
-function banner(b: {
-  url: string;
-  publicUrl: string | null;
-  /** Sign-in with the identity provider, when on. */
-  signIn: { issuer: string; users: number } | null;
-  clientsFile: boolean;
-  /** null: clients come from PORTFOLIO_MCP_CLIENTS_FILE or sign in, each as its own user. */
-  token: string | null;
-  generated: boolean;
-  upstream: string;
-  sandbox: boolean;
-  user: Config["api"]["delegatedUser"];
-  /** Where the audit trail goes; null when off. */
-  audit: string | null;
-}): string {
-  if (b.token === null) {
-    const lines = [
-      b.publicUrl ? `  Public   ${b.publicUrl}/mcp` : null,
-      b.signIn
-        ? `  Sign-in  OAuth, tokens from ${b.signIn.issuer}; ${b.signIn.users} user(s) in PORTFOLIO_OAUTH_USERS_FILE`
-        : null,
-      b.clientsFile
-        ? "  Clients  from PORTFOLIO_MCP_CLIENTS_FILE, each acting for its own user"
-        : null,
-    ].filter((line) => line !== null);
-    return `
-portfolio-mcp ${VERSION}: MCP over Streamable HTTP, shared
-
-  URL      ${b.url}
-${lines.join("\n")}
-  API      ${b.upstream}
-  Audit    ${auditLine(b.audit)}
-  Health   /healthz, /readyz, /metrics
-
-Stop with Ctrl+C (in-flight calls finish first).
-`;
-  }
-  // A token the operator chose is theirs to keep: printed only when we generated it.
-  const shown = b.generated ? b.token : "$PORTFOLIO_MCP_TOKEN";
-  // Clients use the public URL when there is one (a container's published port, a proxy).
-  const url = b.publicUrl ? `${b.publicUrl}/mcp` : b.url;
-  const auth = `Authorization: Bearer ${shown}`;
-  const who = b.user
-    ? "email" in b.user
-      ? b.user.email
-      : b.user.id
-    : "nobody (no delegated user)";
-  const client = JSON.stringify({
-    servers: {
-      portfolio: { type: "http", url, headers: { Authorization: `Bearer ${shown}` } },
-    },
-  });
-  return `
-portfolio-mcp ${VERSION}: MCP over Streamable HTTP
-
-  URL    ${url}
-  Token  ${b.generated ? `${b.token}   (generated; set PORTFOLIO_MCP_TOKEN to choose it)` : "from PORTFOLIO_MCP_TOKEN (not printed)"}
-  API    ${b.sandbox ? `embedded sandbox, demo data (${b.upstream})` : b.upstream}, acting for ${who}
-  Audit  ${auditLine(b.audit)}
-
-MCP Inspector (CLI):
-  npx -y -p @modelcontextprotocol/inspector@latest mcp-inspector --cli ${url} --transport http --header "${auth}" --method tools/list
-Claude Code:
-  claude mcp add --transport http portfolio ${url} --header "${auth}"
-VS Code (.vscode/mcp.json) or Cursor (.cursor/mcp.json, same entry under "mcpServers"):
-  ${client}
-
-Stop with Ctrl+C.
-`;
 }

@@ -76,6 +76,32 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await (await import("./audit/cli.js")).runAuditCommand(argv.slice(1));
     return;
   }
+  const command = await readCommand(argv);
+  if (command === null) return;
+  // Over stdio, the transport starts first and answers discovery while the rest loads behind
+  // it (src/app-stdio.ts); PORTFOLIO_SANDBOX is read there, with the rest of the configuration.
+  if (command.name === "stdio") return serveOverStdio(command);
+  const { sandboxRequested } = await import("./config.js");
+  const sandbox = command.sandbox || sandboxRequested(process.env);
+  if (command.name === "doctor") return runDoctorCommand(sandbox, command.sources);
+  return serveOverHttp({ ...command, sandbox });
+}
+
+/** What serve, doctor and the stdio server were asked for, from the command line. */
+interface Command {
+  name: "stdio" | "http" | "doctor";
+  sandbox: boolean;
+  stateless: boolean;
+  port: number;
+  host: string;
+  sources: { env: NodeJS.ProcessEnv; flags: Partial<Record<VariableName, string>> };
+}
+
+/**
+ * The command line of serve, doctor and the stdio server, checked. Null when it was answered
+ * here (--version, --help) or refused with the usage (an unknown command: exit code 2).
+ */
+async function readCommand(argv: string[]): Promise<Command | null> {
   const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
@@ -93,13 +119,15 @@ async function main(argv: string[]): Promise<void> {
       ),
     },
   });
-  if (values.version) return void process.stdout.write(`${VERSION}\n`);
-  if (values.help) return void process.stdout.write(`${await usage()}\n`);
-  const [command, ...extra] = positionals;
-  if ((command !== undefined && command !== "serve" && command !== "doctor") || extra.length > 0) {
+  if (values.version || values.help) {
+    process.stdout.write(values.version ? `${VERSION}\n` : `${await usage()}\n`);
+    return null;
+  }
+  const [name, ...extra] = positionals;
+  if ((name !== undefined && name !== "serve" && name !== "doctor") || extra.length > 0) {
     process.stderr.write(`Unknown command: ${positionals.join(" ")}\n\n${await usage()}\n`);
     process.exitCode = 2;
-    return;
+    return null;
   }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
@@ -110,54 +138,52 @@ async function main(argv: string[]): Promise<void> {
     const value = (values as Record<string, unknown>)[flag];
     if (typeof value === "string") flags[variable] = value;
   }
-  const sources = { env: process.env, flags };
-  // Over stdio, the transport starts first and answers discovery while the rest loads behind
-  // it (src/app-stdio.ts); PORTFOLIO_SANDBOX is read there, with the rest of the configuration.
-  if (command !== "doctor" && !values.http) {
-    const stop = (await import("./app-stdio.js")).startStdio({
-      transport: "stdio",
-      sandbox: values.sandbox === true,
-      port,
-      host: values.host ?? "127.0.0.1",
-      sources,
-    });
-    process.once("SIGINT", () => void stop());
-    process.once("SIGTERM", () => void stop());
-    return;
-  }
-  const { prepare, startApp } = await import("./app.js");
-  const { sandboxRequested } = await import("./config.js");
-  const sandbox = values.sandbox === true || sandboxRequested(process.env);
-
-  if (command === "doctor") {
-    const { exitCode, formatTable, runDoctor } = await import("./doctor.js");
-    const { deploymentOffer, formatOffer } = await import("./doctor-offer.js");
-    const prepared = await prepare(
-      { sandbox, sources },
-      process.env.PORTFOLIO_LOG_LEVEL ?? "error",
-      false,
-    );
-    try {
-      const rows = await runDoctor(prepared.config, prepared.api);
-      const offer = deploymentOffer(prepared.config, prepared.api.routes);
-      process.stdout.write(
-        `portfolio-mcp doctor${sandbox ? " (embedded sandbox)" : ""}\n\n${formatTable(rows)}\n\n${formatOffer(offer, prepared.contract, prepared.config)}\n`,
-      );
-      process.exitCode = exitCode(rows);
-    } finally {
-      await prepared.close();
-    }
-    return;
-  }
-
-  const stop = await startApp({
-    transport: "http",
-    sandbox,
+  return {
+    name: name === "doctor" ? "doctor" : values.http ? "http" : "stdio",
+    sandbox: values.sandbox === true,
+    stateless: values.stateless === true,
     port,
     host: values.host ?? "127.0.0.1",
-    stateless: values.stateless === true,
+    sources: { env: process.env, flags },
+  };
+}
+
+async function serveOverStdio({ sandbox, port, host, sources }: Command): Promise<void> {
+  const stop = (await import("./app-stdio.js")).startStdio({
+    transport: "stdio",
+    sandbox,
+    port,
+    host,
     sources,
   });
+  process.once("SIGINT", () => void stop());
+  process.once("SIGTERM", () => void stop());
+}
+
+async function runDoctorCommand(sandbox: boolean, sources: Command["sources"]): Promise<void> {
+  const { prepare } = await import("./app.js");
+  const { exitCode, formatTable, runDoctor } = await import("./doctor.js");
+  const { deploymentOffer, formatOffer } = await import("./doctor-offer.js");
+  const prepared = await prepare(
+    { sandbox, sources },
+    process.env.PORTFOLIO_LOG_LEVEL ?? "error",
+    false,
+  );
+  try {
+    const rows = await runDoctor(prepared.config, prepared.api);
+    const offer = deploymentOffer(prepared.config, prepared.api.routes);
+    process.stdout.write(
+      `portfolio-mcp doctor${sandbox ? " (embedded sandbox)" : ""}\n\n${formatTable(rows)}\n\n${formatOffer(offer, prepared.contract, prepared.config)}\n`,
+    );
+    process.exitCode = exitCode(rows);
+  } finally {
+    await prepared.close();
+  }
+}
+
+async function serveOverHttp({ sandbox, port, host, stateless, sources }: Command): Promise<void> {
+  const { startApp } = await import("./app.js");
+  const stop = await startApp({ transport: "http", sandbox, port, host, stateless, sources });
   const shutdown = () => void stop().then(() => process.exit(0));
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);

@@ -35,7 +35,7 @@ const LAYERS: Array<[string, RegExp]> = [
   ["mcp", /^src\/mcp\//],
   ["server", /^src\/server(-shell)?\.ts$/],
   ["transport", /^src\/transport\//],
-  ["app", /^src\/(app|app-stdio|doctor|doctor-offer)\.ts$/],
+  ["app", /^src\/(app|app-stdio|app-banner|app-metrics|doctor|doctor-offer)\.ts$/],
   ["cli", /^src\/(cli|sandbox-command)\.ts$/],
 ];
 
