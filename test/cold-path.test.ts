@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { moduleLog, withoutServerSettings } from "./helpers/module-log.js";
 
 /**
  * What a stdio start loads (dist/cli.js is the esbuild bundle; dist/bundle-meta.json says which
@@ -19,7 +19,7 @@ const meta = JSON.parse(readFileSync(join(DIST, "bundle-meta.json"), "utf8")) as
   outputs: Record<string, { inputs: Record<string, unknown> }>;
 };
 const RARELY_USED =
-  /^src\/sandbox\/|node_modules\/(redis|@redis|write-excel-file|read-excel-file|unpdf|jose|@opentelemetry)\/|^src\/transport\/oauth|^src\/state\/redis\.ts$/;
+  /^packages\/sandbox\/|node_modules\/(redis|@redis|write-excel-file|read-excel-file|unpdf|jose|@opentelemetry)\/|^src\/transport\/oauth|^src\/state\/redis\.ts$/;
 const BEHIND_THE_FIRST_ANSWER = /^src\/(app|server|config)\.ts$|^src\/(domains|inventory|api)\//;
 
 let sandbox: Sandbox;
@@ -30,35 +30,8 @@ afterAll(() => sandbox.close());
 
 /** The sources behind the files a start resolved, at its initialize answer and once started. */
 async function loadedSources(): Promise<{ atAnswer: string[]; started: string[] }> {
-  const dir = mkdtempSync(join(tmpdir(), "cold-path-"));
-  const list = join(dir, "loaded.txt");
-  writeFileSync(list, "");
-  const hook = join(dir, "hook.mjs");
-  writeFileSync(
-    hook,
-    `import { registerHooks } from "node:module";
-import { appendFileSync } from "node:fs";
-registerHooks({
-  resolve(specifier, context, next) {
-    const resolved = next(specifier, context);
-    appendFileSync(${JSON.stringify(list)}, resolved.url + "\\n");
-    return resolved;
-  },
-});
-// The moment the first answer leaves: this process may load more before the test reads it.
-const write = process.stdout.write;
-process.stdout.write = function (...args) {
-  process.stdout.write = write;
-  appendFileSync(${JSON.stringify(list)}, "ANSWER\\n");
-  return write.apply(this, args);
-};
-`,
-  );
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith("PORTFOLIO_") && !k.startsWith("OTEL_"),
-    ),
-  );
+  const { dir, hook, lines: loaded } = moduleLog("cold-path-", { marksAnswer: true });
+  const env = withoutServerSettings();
   const child = spawn(process.execPath, ["--import", hook, CLI], {
     env: {
       ...env,
@@ -72,7 +45,7 @@ process.stdout.write = function (...args) {
     stdio: ["pipe", "pipe", "ignore"],
   });
   const sources = (untilAnswer = false) => {
-    const lines = readFileSync(list, "utf8").split("\n").filter(Boolean);
+    const lines = loaded();
     const answer = lines.indexOf("ANSWER");
     const urls = new Set(untilAnswer ? lines.slice(0, answer) : lines);
     return [...urls].flatMap((url) => {

@@ -47,21 +47,20 @@ const cli = (...args: string[]) =>
     );
   });
 /** A trail of `n` reads by two clients, closed. */
+/** The i-th of a run of reads: two principals taking turns, one operation each. */
+const readOf = (i: number) => ({
+  event: "request" as const,
+  principal: i % 2 ? "http:camille" : "http:louis",
+  method: "tools/call",
+  target: "get_operation",
+  subject: { operation_id: `op-${i}` },
+  arguments: { operation_id: `op-${i}` },
+  outcome: "ok" as const,
+});
+
 function written(n: number, file = fresh(), extra: Partial<AuditSettings> = {}) {
   const trail = open(file, extra);
-  for (let i = 0; i < n; i++)
-    trail.append(
-      {
-        event: "request",
-        principal: i % 2 ? "http:camille" : "http:louis",
-        method: "tools/call",
-        target: "get_operation",
-        subject: { operation_id: `op-${i}` },
-        arguments: { operation_id: `op-${i}` },
-        outcome: "ok",
-      },
-      false,
-    );
+  for (let i = 0; i < n; i++) trail.append(readOf(i), false);
   trail.close();
   return file;
 }
@@ -167,18 +166,7 @@ describe("the audit chain", () => {
     const file = fresh();
     const trail = open(file);
     for (let i = 0; i < 100_000; i++) {
-      trail.append(
-        {
-          event: "request",
-          principal: i % 2 ? "http:camille" : "http:louis",
-          method: "tools/call",
-          target: "get_operation",
-          subject: { operation_id: `op-${i}` },
-          arguments: { operation_id: `op-${i}` },
-          outcome: "ok",
-        },
-        false,
-      );
+      trail.append(readOf(i), false);
       if (i % 5_000 === 4_999) await new Promise((resolve) => setImmediate(resolve));
     }
     trail.close();

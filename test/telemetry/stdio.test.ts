@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { moduleLog, withoutServerSettings } from "../helpers/module-log.js";
 import { startOtlpReceiver } from "../helpers/otlp.js";
 
 /**
@@ -28,28 +27,14 @@ afterAll(async () => {
 
 /** Starts the stdio server with a module hook that notes every @opentelemetry module it loads. */
 async function stdioServer(env: Record<string, string>) {
-  const dir = mkdtempSync(join(tmpdir(), "telemetry-stdio-"));
-  const loaded = join(dir, "loaded.txt");
-  writeFileSync(loaded, "");
-  const hook = join(dir, "hook.mjs");
-  writeFileSync(
+  const {
+    dir,
     hook,
-    `import { registerHooks } from "node:module";
-import { appendFileSync } from "node:fs";
-registerHooks({
-  resolve(specifier, context, next) {
-    const resolved = next(specifier, context);
-    if (resolved.url.includes("/@opentelemetry/")) appendFileSync(${JSON.stringify(loaded)}, resolved.url + "\\n");
-    return resolved;
-  },
-});
-`,
-  );
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith("PORTFOLIO_") && !k.startsWith("OTEL_"),
-    ),
-  ) as Record<string, string>;
+    lines: loaded,
+  } = moduleLog("telemetry-stdio-", {
+    only: "/@opentelemetry/",
+  });
+  const base = withoutServerSettings();
   const client = new Client(
     { name: "telemetry-stdio", version: "1.0.0" },
     { capabilities: { elicitation: { form: {} } } },
@@ -75,7 +60,7 @@ registerHooks({
       stderr: "pipe",
     }),
   );
-  return { client, loaded: () => readFileSync(loaded, "utf8").split("\n").filter(Boolean) };
+  return { client, loaded };
 }
 
 describe("telemetry over stdio", () => {
