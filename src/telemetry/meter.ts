@@ -1,6 +1,8 @@
 import type { Attributes } from "@opentelemetry/api";
 import { PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import {
+  AggregationTemporality,
+  InstrumentType,
   MeterProvider,
   MetricReader,
   PeriodicExportingMetricReader,
@@ -16,22 +18,39 @@ import type { OtlpTarget, TelemetrySettings } from "./settings.js";
  * GET /metrics collects on demand and answers in the Prometheus text format (the exporter
  * package's serializer); with an OTLP endpoint, a periodic reader pushes the same metrics to the
  * collector. One set of instruments, no second bookkeeping.
+ *
+ * One reader when one will do: the SDK keeps (and hashes each recorded value's attributes) once
+ * per reader, so a stdio server, which has no /metrics, keeps only the OTLP reader, and a scrape
+ * reads the OTLP reader's figures when they are cumulative (the default; a delta preference
+ * would let a scrape take what the push has not sent, so it gets a reader of its own).
  */
 export async function openMetrics(
-  settings: Pick<TelemetrySettings, "metrics" | "serviceName" | "instance" | "metricIntervalMs">,
+  settings: Pick<TelemetrySettings, "metrics" | "serviceName" | "instance" | "metricIntervalMs"> & {
+    /** Whether GET /metrics reads them (serve --http); the stdio server only pushes. */
+    scraped?: boolean;
+  },
 ): Promise<Metrics> {
-  const pull = new OnDemandReader();
-  const readers: MetricReader[] = [pull];
-  if (settings.metrics)
-    readers.push(
-      new PeriodicExportingMetricReader({
-        exporter: await otlpExporter(settings.metrics),
-        exportIntervalMillis: settings.metricIntervalMs,
-        exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs),
-      }),
-    );
+  const exporter = settings.metrics ? await otlpExporter(settings.metrics) : null;
+  const push =
+    exporter &&
+    new PeriodicExportingMetricReader({
+      exporter,
+      exportIntervalMillis: settings.metricIntervalMs,
+      exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs),
+    });
+  const pull: MetricReader | null =
+    push && (settings.scraped === false || cumulative(exporter)) ? null : new OnDemandReader();
+  const readers: MetricReader[] = [];
+  for (const reader of [push, pull]) if (reader) readers.push(reader);
   const provider = new MeterProvider({ resource: serviceResource(settings), readers });
-  return new OtelMetrics(provider, pull);
+  return new OtelMetrics(provider, pull ?? push);
+}
+
+function cumulative(exporter: PushMetricExporter): boolean {
+  const temporalityOf = exporter.selectAggregationTemporality?.bind(exporter);
+  return Object.values(InstrumentType).every(
+    (type) => !temporalityOf || temporalityOf(type) === AggregationTemporality.CUMULATIVE,
+  );
 }
 
 async function otlpExporter(target: OtlpTarget): Promise<PushMetricExporter> {
@@ -55,7 +74,7 @@ class OtelMetrics implements Metrics {
 
   constructor(
     private readonly provider: MeterProvider,
-    private readonly pull: OnDemandReader,
+    private readonly pull: MetricReader | null,
   ) {
     this.meter = provider.getMeter("portfolio-mcp");
   }
@@ -88,6 +107,7 @@ class OtelMetrics implements Metrics {
   }
 
   async render(): Promise<string> {
+    if (!this.pull) return "";
     const { resourceMetrics } = await this.pull.collect();
     return this.serializer.serialize(withUnitSuffixes(resourceMetrics));
   }
