@@ -1,5 +1,5 @@
 import type { Attributes } from "@opentelemetry/api";
-import { PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
+import type { PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import {
   AggregationTemporality,
   InstrumentType,
@@ -43,7 +43,19 @@ export async function openMetrics(
   const readers: MetricReader[] = [];
   for (const reader of [push, pull]) if (reader) readers.push(reader);
   const provider = new MeterProvider({ resource: serviceResource(settings), readers });
-  return new OtelMetrics(provider, pull ?? push);
+  // The Prometheus exporter's package is 2 MB of heap a stdio server would carry for nothing.
+  const serializer =
+    settings.scraped === false
+      ? null
+      : // No scope labels on every series (one scope), and target_info names the replica.
+        new (await import("@opentelemetry/exporter-prometheus")).PrometheusSerializer(
+          undefined,
+          false,
+          undefined,
+          false,
+          true,
+        );
+  return new OtelMetrics(provider, serializer ? (pull ?? push) : null, serializer);
 }
 
 function cumulative(exporter: PushMetricExporter): boolean {
@@ -69,12 +81,11 @@ class OnDemandReader extends MetricReader {
 
 class OtelMetrics implements Metrics {
   private readonly meter;
-  // No scope labels on every series (one scope), and target_info names the replica.
-  private readonly serializer = new PrometheusSerializer(undefined, false, undefined, false, true);
 
   constructor(
     private readonly provider: MeterProvider,
     private readonly pull: MetricReader | null,
+    private readonly serializer: PrometheusSerializer | null,
   ) {
     this.meter = provider.getMeter("portfolio-mcp");
   }
@@ -107,7 +118,7 @@ class OtelMetrics implements Metrics {
   }
 
   async render(): Promise<string> {
-    if (!this.pull) return "";
+    if (!this.pull || !this.serializer) return "";
     const { resourceMetrics } = await this.pull.collect();
     return this.serializer.serialize(withUnitSuffixes(resourceMetrics));
   }
