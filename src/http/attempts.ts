@@ -264,20 +264,17 @@ function sendInSpan(
   attempt: number,
   waitedMs: number,
 ): Promise<HttpReply> {
-  const start = {
-    kind: "client" as const,
-    childOnly: true,
-    attributes: {
+  const name = `${request.method} ${exchange.route ?? exchange.operationId}`;
+  return traced(name, ATTEMPT, async (span) => {
+    // Described only in a span that keeps it (childOnly: a request's trace that is sampled).
+    span?.set({
       "http.request.method": request.method,
       "url.template": exchange.route,
       "http.request.resend_count": attempt > 1 ? attempt - 1 : undefined,
       "portfolio.operation.id": exchange.operationId,
       "portfolio.upstream.request_id": exchange.requestId,
       "portfolio.upstream.waited_ms": waitedMs > 0 ? Math.round(waitedMs) : undefined,
-    },
-  };
-  const name = `${request.method} ${exchange.route ?? exchange.operationId}`;
-  return traced(name, start, async (span) => {
+    });
     // This attempt's span, or the request's when it is not sampled (the flag says so).
     const traceparent = activeTraceparent();
     const headers = traceparent ? { ...request.headers, traceparent } : request.headers;
@@ -295,6 +292,8 @@ function sendInSpan(
     }
   });
 }
+
+const ATTEMPT = { kind: "client" as const, childOnly: true };
 
 /** What an answer says on its attempt's span: the status, and a refusal's type and wait. */
 function describeReply(span: ActiveSpan, reply: HttpReply): void {

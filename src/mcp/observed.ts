@@ -40,10 +40,10 @@ export function observed(
   const target = targetOf(request);
   const era = eraOf(ctx, how);
   const parent = clientTraceparent(request, ctx);
-  const start = tracingOn()
-    ? { kind: "server" as const, parent, attributes: spanAttributes(request, ctx, target, era) }
-    : {};
+  const start = tracingOn() ? { kind: "server" as const, parent } : NO_START;
   return traced(spanName(request.method, target), start, async (span) => {
+    // Built only for a span that keeps them: most requests are not sampled.
+    if (span?.recording) span.set(spanAttributes(request, ctx, target, era));
     const started = performance.now();
     let outcome: RequestEvent["outcome"] = "ok";
     let errorType: string | null = null;
@@ -83,6 +83,8 @@ export function observed(
     }
   });
 }
+
+const NO_START = {};
 
 /**
  * `{mcp.method.name} {target}`, the target being a tool's or a prompt's name; a resource URI

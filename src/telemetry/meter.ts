@@ -1,6 +1,8 @@
 import type { Attributes } from "@opentelemetry/api";
-import { PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
+import type { PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import {
+  AggregationTemporality,
+  InstrumentType,
   MeterProvider,
   MetricReader,
   PeriodicExportingMetricReader,
@@ -16,22 +18,51 @@ import type { OtlpTarget, TelemetrySettings } from "./settings.js";
  * GET /metrics collects on demand and answers in the Prometheus text format (the exporter
  * package's serializer); with an OTLP endpoint, a periodic reader pushes the same metrics to the
  * collector. One set of instruments, no second bookkeeping.
+ *
+ * One reader when one will do: the SDK keeps (and hashes each recorded value's attributes) once
+ * per reader, so a stdio server, which has no /metrics, keeps only the OTLP reader, and a scrape
+ * reads the OTLP reader's figures when they are cumulative (the default; a delta preference
+ * would let a scrape take what the push has not sent, so it gets a reader of its own).
  */
 export async function openMetrics(
-  settings: Pick<TelemetrySettings, "metrics" | "serviceName" | "instance" | "metricIntervalMs">,
+  settings: Pick<TelemetrySettings, "metrics" | "serviceName" | "instance" | "metricIntervalMs"> & {
+    /** Whether GET /metrics reads them (serve --http); the stdio server only pushes. */
+    scraped?: boolean;
+  },
 ): Promise<Metrics> {
-  const pull = new OnDemandReader();
-  const readers: MetricReader[] = [pull];
-  if (settings.metrics)
-    readers.push(
-      new PeriodicExportingMetricReader({
-        exporter: await otlpExporter(settings.metrics),
-        exportIntervalMillis: settings.metricIntervalMs,
-        exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs),
-      }),
-    );
+  const exporter = settings.metrics ? await otlpExporter(settings.metrics) : null;
+  const push =
+    exporter &&
+    new PeriodicExportingMetricReader({
+      exporter,
+      exportIntervalMillis: settings.metricIntervalMs,
+      exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs),
+    });
+  const pull: MetricReader | null =
+    push && (settings.scraped === false || cumulative(exporter)) ? null : new OnDemandReader();
+  const readers: MetricReader[] = [];
+  for (const reader of [push, pull]) if (reader) readers.push(reader);
   const provider = new MeterProvider({ resource: serviceResource(settings), readers });
-  return new OtelMetrics(provider, pull);
+  // The Prometheus exporter's package is 2 MB of heap a stdio server would carry for nothing.
+  const serializer =
+    settings.scraped === false
+      ? null
+      : // No scope labels on every series (one scope), and target_info names the replica.
+        new (await import("@opentelemetry/exporter-prometheus")).PrometheusSerializer(
+          undefined,
+          false,
+          undefined,
+          false,
+          true,
+        );
+  return new OtelMetrics(provider, serializer ? (pull ?? push) : null, serializer);
+}
+
+function cumulative(exporter: PushMetricExporter): boolean {
+  const temporalityOf = exporter.selectAggregationTemporality?.bind(exporter);
+  return Object.values(InstrumentType).every(
+    (type) => !temporalityOf || temporalityOf(type) === AggregationTemporality.CUMULATIVE,
+  );
 }
 
 async function otlpExporter(target: OtlpTarget): Promise<PushMetricExporter> {
@@ -50,12 +81,11 @@ class OnDemandReader extends MetricReader {
 
 class OtelMetrics implements Metrics {
   private readonly meter;
-  // No scope labels on every series (one scope), and target_info names the replica.
-  private readonly serializer = new PrometheusSerializer(undefined, false, undefined, false, true);
 
   constructor(
     private readonly provider: MeterProvider,
-    private readonly pull: OnDemandReader,
+    private readonly pull: MetricReader | null,
+    private readonly serializer: PrometheusSerializer | null,
   ) {
     this.meter = provider.getMeter("portfolio-mcp");
   }
@@ -88,6 +118,7 @@ class OtelMetrics implements Metrics {
   }
 
   async render(): Promise<string> {
+    if (!this.pull || !this.serializer) return "";
     const { resourceMetrics } = await this.pull.collect();
     return this.serializer.serialize(withUnitSuffixes(resourceMetrics));
   }

@@ -138,16 +138,14 @@ class SdkTracer implements Tracer {
     // A child of nothing, or of a span not sampled, would be dropped anyway: not even made.
     if (start.childOnly && !trace.getSpan(active)?.isRecording()) return work(null);
     const parent = (start.parent && remote(start.parent)) || active;
-    const links: Link[] = [];
-    for (const link of start.links ?? []) {
-      const linked = link ? trace.getSpanContext(remote(link) ?? ROOT_CONTEXT) : undefined;
-      if (linked) links.push({ context: linked });
-    }
+    // No attributes for the sampler (none of OTEL_TRACES_SAMPLER's reads them): a span not
+    // sampled is then made without copying any, and a sampled one gets them at once.
     const span = this.tracer.startSpan(
       name,
-      { kind: KINDS[start.kind ?? "internal"], attributes: defined(start.attributes), links },
+      { kind: KINDS[start.kind ?? "internal"], links: start.links && linksOf(start.links) },
       parent,
     );
+    if (start.attributes && span.isRecording()) span.setAttributes(defined(start.attributes));
     const handle = new SpanHandle(span);
     return context.with(trace.setSpan(parent, span), async () => {
       try {
@@ -190,6 +188,15 @@ class SpanHandle implements ActiveSpan {
     this.span.setAttribute("error.type", errorType);
     this.span.setStatus({ code: SpanStatusCode.ERROR });
   }
+}
+
+function linksOf(traceparents: ReadonlyArray<string | null>): Link[] {
+  const links: Link[] = [];
+  for (const link of traceparents) {
+    const linked = link ? trace.getSpanContext(remote(link) ?? ROOT_CONTEXT) : undefined;
+    if (linked) links.push({ context: linked });
+  }
+  return links;
 }
 
 /** The context a W3C traceparent names (a remote parent), or null when it is not one. */

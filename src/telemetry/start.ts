@@ -32,10 +32,15 @@ export async function startTelemetry(
   const stopTracing = traces
     ? await (await import("./sdk.js")).startTracing({ ...settings, traces })
     : null;
-  const metrics = await (await import("./meter.js")).openMetrics({
-    ...settings,
-    metrics: exportedMetrics,
-  });
+  // Over stdio nothing scrapes: metrics only when they are pushed.
+  const metrics =
+    transport === "http" || exportedMetrics
+      ? await (await import("./meter.js")).openMetrics({
+          ...settings,
+          metrics: exportedMetrics,
+          scraped: transport === "http",
+        })
+      : NO_METRICS;
   return {
     metrics,
     async close() {

@@ -130,13 +130,26 @@ describe("/metrics", () => {
       });
       const { client } = await server.connect(camille.token);
       await client.callTool({ name: "list_operations", arguments: { limit: 1 } });
+      // /metrics and the push read the same figures: a scrape takes nothing from the push.
+      const scraped = await scrape(server);
+      const listed = series<PromHistogramData>(
+        scraped,
+        "mcp_server_operation_duration_seconds",
+        LIST,
+      );
+      expect(listed?.count).toBe(1);
+      const pushedAfter = receiver.metrics.length;
       const pushed = await receiver.until(() =>
-        receiver.metrics.find((m) => m.name === "mcp.server.operation.duration"),
+        receiver.metrics.slice(pushedAfter).find((m) => m.name === "mcp.server.operation.duration"),
       );
       expect(pushed).toMatchObject({ unit: "s", instance: "metrics-otlp" });
       const points = (pushed.data.histogram as { dataPoints: Array<Record<string, any>> })
         .dataPoints;
       expect(points.map((p) => Number(p.count))).toContain(1);
+      const again = await scrape(server);
+      expect(
+        series<PromHistogramData>(again, "mcp_server_operation_duration_seconds", LIST)?.count,
+      ).toBe(1);
       expect(receiver.posts.every((p) => p.path === "/v1/metrics")).toBe(true);
       await client.close();
     } finally {
