@@ -65,6 +65,8 @@ export async function startTracing(
   };
 }
 
+// The metrics' loader (telemetry/meter.ts) has the same shape: each signal has its own two
+// exporter packages, and naming them here keeps each loaded only where it is used.
 async function otlpExporter(target: OtlpTarget): Promise<SpanExporter> {
   const { OTLPTraceExporter } =
     target.protocol === "http/json"
