@@ -34,11 +34,18 @@ export async function httpClient(url, headers = {}) {
   const client = new Client({ name: "bench", version: "1.0.0" });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   await client.connect(transport);
-  // Every fetch of this transport shares one AbortSignal, and undici lets go of its listener on
-  // it only when the request is garbage-collected: thousands of calls outrun the collector and
-  // Node warns. Not a leak (a full GC takes them all back), so the warning is silenced here.
-  setMaxListeners(0, transport._abortController.signal);
+  unboundSharedSignal(transport);
   return client;
+}
+
+/**
+ * Every fetch of a Streamable HTTP client transport (the SDK's 1.x and 2.x lines alike) shares
+ * one AbortSignal, and undici lets go of its listener on it only when the request is
+ * garbage-collected: thousands of calls outrun the collector and Node warns. Not a leak (a full
+ * GC takes them all back), so the warning is silenced for that signal. Call after connect.
+ */
+export function unboundSharedSignal(transport) {
+  setMaxListeners(0, transport._abortController.signal);
 }
 
 export function freePort() {
