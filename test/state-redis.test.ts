@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
-import { connectRedis } from "../src/state/redis.js";
+import { connectRedis, REDIS_ANSWER_TIMEOUT_MS } from "../src/state/redis.js";
 import { dropAndClose, testRedis } from "./helpers/redis.js";
 
 const valid = {
@@ -67,6 +67,19 @@ describe("the Redis connection", () => {
     expect(await redis.client.ping()).toBe("PONG");
     await redis.client.set(redis.key("probe"), "1");
     expect(await redis.client.get(`${redis.prefix}probe`)).toBe("1");
+  });
+
+  it("takes an answer that came while the process was too busy to read it within the bound", async () => {
+    const redis = await testRedis("busy");
+    opened.push(redis);
+    const answer = redis.run((client) => client.ping(), "ping");
+    // node-redis writes in a setImmediate: once ours (queued after it) has run, the command is
+    // on the wire and answered at once, but nothing is read until the next poll phase. The
+    // process then reads nothing until past the bound: the timer and the answer are both due.
+    await new Promise((resolve) => setImmediate(resolve));
+    const until = Date.now() + REDIS_ANSWER_TIMEOUT_MS + 300;
+    while (Date.now() < until);
+    await expect(answer).resolves.toBe("PONG");
   });
 
   it("names the variable, never the password, when Redis cannot be reached", async () => {

@@ -113,8 +113,11 @@ function problemOf(error: unknown, url: string): string {
 async function bounded<T>(work: Promise<T>, where: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const silence = new Promise<never>((_, reject) => {
+    // After a stall of the event loop, due timers run before the socket is read: the answer
+    // that came meanwhile is read first (I/O callbacks run before setImmediate's), so a busy
+    // process never takes a store that answered for one that did not.
     timer = setTimeout(
-      () => reject(new StoreUnavailable(where, null, true)),
+      () => setImmediate(() => reject(new StoreUnavailable(where, null, true))),
       REDIS_ANSWER_TIMEOUT_MS,
     );
   });

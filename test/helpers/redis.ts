@@ -83,6 +83,7 @@ export async function slowRelay() {
   let delayMs = 0;
   let forMs = 0;
   let slowUntil = 0;
+  let held = 0;
   const relay = createServer((client) => {
     const upstream = connect(port, "127.0.0.1");
     sockets.push(client, upstream);
@@ -100,7 +101,9 @@ export async function slowRelay() {
       const now = Date.now();
       const releaseAt = Math.max(now + (now < slowUntil ? delayMs : 0), lastRelease);
       lastRelease = releaseAt;
+      held++;
       setTimeout(() => {
+        held--;
         if (!client.destroyed) client.write(chunk);
       }, releaseAt - now);
     });
@@ -117,6 +120,16 @@ export async function slowRelay() {
       trigger = text;
       delayMs = delay;
       forMs = during;
+    },
+    /**
+     * Resolves once the slow spell is over and every answer it held has been released: only then
+     * does a new command get an answer at the link's normal speed (answers keep their order, so
+     * one held until late delays every answer behind it).
+     */
+    async calm() {
+      while (trigger !== null || Date.now() < slowUntil || held > 0) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
     },
     async close() {
       for (const socket of sockets) socket.destroy();
