@@ -19,5 +19,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    // expect.poll waits for what a browser draws; its 1 s default failed a view's first render
+    // on a CI machine at load 7 (a wait that only ends early when the thing is there).
+    expect: { poll: { timeout: 10_000 } },
   },
 });
