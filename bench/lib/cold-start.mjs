@@ -120,6 +120,19 @@ export function firstListVsWarm(command, args, env, { settleMs = 1500, warm = 20
   });
 }
 
+/**
+ * CPU time a process has used, in milliseconds (Linux /proc: user and system, in clock ticks of
+ * 10 ms); null where there is no /proc. Less moved by the machine's load than the wall clock.
+ */
+export function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /** Resident memory of a process in MiB (Linux /proc). */
 export function rssMiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

@@ -7,6 +7,7 @@ import { once } from "node:events";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
+import { cpuMs } from "./cold-start.mjs";
 import { stdioClient } from "./processes.mjs";
 import { interleaved, round, summary } from "./stats.mjs";
 
@@ -27,15 +28,13 @@ export async function telemetryOverhead({ node, cli, env, work, calls, block, ar
       tables.push(await oneRound({ node, cli, env, work, calls, block, args, collector }));
     const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
     const table = {};
+    const figures = ["p50", "p99", "cpu_us"].filter((f) => tables.every((t) => t.off[f] != null));
     for (const name of Object.keys(tables[0])) {
       table[name] = { ...tables[0][name] };
-      for (const p of ["p50", "p99"]) table[name][p] = median(tables.map((t) => t[name][p]));
+      for (const f of figures) table[name][f] = median(tables.map((t) => t[name][f]));
       if (name !== "off")
         table[name].vs_off = Object.fromEntries(
-          ["p50", "p99"].map((p) => [
-            p,
-            round(median(tables.map((t) => t[name][p] / t.off[p])), 3),
-          ]),
+          figures.map((f) => [f, round(median(tables.map((t) => t[name][f] / t.off[f])), 3)]),
         );
     }
     return { ...table, rounds, collector: collector.received(), target_p50: TELEMETRY_TARGET };
@@ -75,11 +74,23 @@ async function oneRound({ node, cli, env, work, calls, block, args, collector })
       const result = await client.callTool({ name: "list_operations", arguments: args });
       if (result.isError) throw new Error(`list_operations failed: ${JSON.stringify(result)}`);
     };
+    // Each server's CPU time over the run: only one is called at a time, so what it used is its
+    // calls' (and its idle timers', alike in all four).
+    const cpuBefore = Object.fromEntries(
+      Object.entries(clients).map(([name, client]) => [name, cpuMs(client.pid)]),
+    );
     const samples = await interleaved(
       Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, call(client)])),
       { calls, block },
     );
-    return Object.fromEntries(Object.entries(samples).map(([k, s]) => [k, summary(s)]));
+    return Object.fromEntries(
+      Object.entries(samples).map(([name, s]) => {
+        const used = cpuMs(clients[name].pid);
+        const cpu_us =
+          used === null ? null : round(((used - cpuBefore[name]) * 1000) / s.length, 0);
+        return [name, { ...summary(s), cpu_us }];
+      }),
+    );
   } finally {
     for (const client of Object.values(clients)) await client.close();
   }
@@ -109,10 +120,13 @@ async function otlpCollector() {
 
 /** The figure as one paragraph of the bench's printout. */
 export function printTelemetry(t) {
+  const cpu = (v) => (v.cpu_us == null ? "" : `   CPU ${String(v.cpu_us).padStart(5)} us`);
+  const ratios = (r) =>
+    `   x${r.p50} p50, x${r.p99} p99${r.cpu_us == null ? "" : `, x${r.cpu_us} CPU`}`;
   const row = (label, v) =>
-    `  ${label.padEnd(30)} p50 ${String(v.p50).padStart(7)} ms   p99 ${String(v.p99).padStart(7)} ms${v.vs_off ? `   x${v.vs_off.p50} p50, x${v.vs_off.p99} p99` : ""}`;
+    `  ${label.padEnd(30)} p50 ${String(v.p50).padStart(7)} ms   p99 ${String(v.p99).padStart(7)} ms${cpu(v)}${v.vs_off ? ratios(v.vs_off) : ""}`;
   return [
-    `telemetry overhead per call (list_operations over stdio, ${t.off.n} calls each, median of ${t.rounds} rounds):`,
+    `telemetry overhead per call (list_operations over stdio, ${t.off.n} calls each, median of ${t.rounds} rounds; CPU: the server's own per call):`,
     row("off", t.off),
     row("audit trail", t.audit),
     row("audit + tracing, 0% sampled", t.audit_traced_0),
