@@ -240,9 +240,10 @@ export async function prepareStdio(options: AppOptions) {
  * function that stops everything in order.
  */
 export async function startApp(options: AppOptions): Promise<() => Promise<void>> {
+  const transport = loadTransport();
   const server = await serverDeps(options);
   const { config, close: shutdownUpstream } = server;
-  const { serveHttp } = await import("./transport/http.js");
+  const [{ serveHttp }] = await transport;
   const token = config.server.mcpToken ?? randomBytes(24).toString("base64url");
   let access: Access;
   try {
@@ -275,6 +276,23 @@ export async function startApp(options: AppOptions): Promise<() => Promise<void>
     await http.close(config.server.shutdownGraceSeconds * 1000);
     await shutdownUpstream();
   };
+}
+
+/**
+ * The HTTP transport's modules, loading while the configuration, the contract and the state
+ * directory are read rather than one after the other once they are: on a busy machine each
+ * wait for a file gives the CPU away (see the commit for the figure). A failure surfaces where
+ * each module is awaited.
+ */
+function loadTransport() {
+  const loading = Promise.all([
+    import("./transport/http.js"),
+    import("./transport/clients.js"),
+    import("./transport/guard.js"),
+    import("./transport/rate-limit.js"),
+  ]);
+  loading.catch(() => {});
+  return loading;
 }
 
 type ServerParts = Awaited<ReturnType<typeof serverDeps>>;

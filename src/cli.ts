@@ -81,6 +81,8 @@ async function main(argv: string[]): Promise<void> {
   // Over stdio, the transport starts first and answers discovery while the rest loads behind
   // it (src/app-stdio.ts); PORTFOLIO_SANDBOX is read there, with the rest of the configuration.
   if (command.name === "stdio") return serveOverStdio(command);
+  // serve --http and doctor both need the server's modules: they load beside the configuration.
+  import("./app.js").catch(() => {});
   const { sandboxRequested } = await import("./config.js");
   const sandbox = command.sandbox || sandboxRequested(process.env);
   if (command.name === "doctor") return runDoctorCommand(sandbox, command.sources);

@@ -1,15 +1,14 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "../log.js";
 import type { ClientRegistry, Principal } from "./clients.js";
+import type { TokenVerdict, TokenVerifier } from "./oauth.js";
 import {
   bearerChallenge,
   protectedResourceMetadata,
   SCOPE_READ,
   SCOPE_WRITE,
   SCOPES,
-  type TokenVerdict,
-  type TokenVerifier,
-} from "./oauth.js";
+} from "./oauth-metadata.js";
 import type { OAuthUser, OAuthUsers } from "./oauth-users.js";
 
 /** Sign-in with the organisation's identity provider: the verifier and the list of users. */

@@ -8,9 +8,15 @@ import { ConfigError } from "../config.js";
  * access tokens; who the token's holder is lives in authenticate.ts.
  */
 
-export const SCOPE_READ = "portfolio:read";
-export const SCOPE_WRITE = "portfolio:write";
-export const SCOPES = [SCOPE_READ, SCOPE_WRITE] as const;
+// What a client is told, apart from jose: answering it needs no token check (oauth-metadata.ts).
+export {
+  bearerChallenge,
+  METADATA_PATHS,
+  protectedResourceMetadata,
+  SCOPE_READ,
+  SCOPE_WRITE,
+  SCOPES,
+} from "./oauth-metadata.js";
 
 /**
  * Asymmetric signatures only: never `none`, never HS* (an HMAC "signed" with the published key
@@ -213,37 +219,4 @@ function refusal(error: unknown): TokenVerdict {
     problem: "keys_unavailable",
     description: "the issuer's signing keys cannot be fetched",
   };
-}
-
-/** RFC 9728 section 2: what a client needs to find the authorization server and what to ask. */
-export function protectedResourceMetadata(resource: string, issuer: string) {
-  return {
-    resource,
-    authorization_servers: [issuer],
-    scopes_supported: [...SCOPES],
-    bearer_methods_supported: ["header"],
-    resource_name: "Portfolio (Partner API)",
-  };
-}
-
-/** The well-known addresses of that document: the root one, and the one for /mcp. */
-export const METADATA_PATHS = [
-  "/.well-known/oauth-protected-resource",
-  "/.well-known/oauth-protected-resource/mcp",
-];
-
-/** A `WWW-Authenticate: Bearer …` challenge (RFC 6750 section 3; RFC 9728 section 5.1). */
-export function bearerChallenge(params: {
-  error?: "invalid_token" | "insufficient_scope";
-  description?: string;
-  scope?: string;
-  resourceMetadata: string;
-}): string {
-  const parts: string[] = [];
-  if (params.error) parts.push(`error="${params.error}"`);
-  if (params.description)
-    parts.push(`error_description="${params.description.replace(/"/g, "'")}"`);
-  if (params.scope) parts.push(`scope="${params.scope}"`);
-  parts.push(`resource_metadata="${params.resourceMetadata}"`);
-  return `Bearer ${parts.join(", ")}`;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Principal } from "./clients.js";
 import { checkHostAndOrigin } from "./guard.js";
-import { METADATA_PATHS, SCOPE_WRITE } from "./oauth.js";
+import { METADATA_PATHS, SCOPE_WRITE } from "./oauth-metadata.js";
 import type { Pipeline } from "./pipeline.js";
 import type { Answer } from "./replies.js";
 
