@@ -8,17 +8,17 @@
 // (what any server answering through the SDK's HTTP transport pays at least), and the bridge.
 // Every path takes its turn in each round; medians. Writes build/bench/http-first-answer.json.
 // Usage: node bench/http-first-answer.mjs [--runs 10] [--cli other/dist/cli.js]
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { DEMO_KEYS } from "@portfolio-mcp/sandbox";
 import { build } from "esbuild";
-import { spawnChild, stopChild, stopChildren } from "../scripts/lib/children.mjs";
-import { initializeRequest } from "../scripts/lib/protocol.mjs";
+import { esmBundleOptions } from "../scripts/bundle.mjs";
+import { stopChildren } from "../scripts/lib/children.mjs";
+import { cpuOf, timeToHttpAnswer } from "./lib/cold-start.mjs";
 import { QUOTAS_RAISED } from "./lib/fleet.mjs";
 import { sandboxOpenApi } from "./lib/openapi.mjs";
-import { cleanEnv, freePort, sandboxProcess, stdioClient } from "./lib/processes.mjs";
+import { freePort, sandboxProcess, stdioClient } from "./lib/processes.mjs";
 import { percentile, round } from "./lib/stats.mjs";
 
 const { values } = parseArgs({
@@ -97,69 +97,20 @@ try { enableCompileCache(new URL("./compile-cache", import.meta.url).pathname); 
 await import(${JSON.stringify(join(root, "bench", "floor-server-v2.mjs"))});
 `,
   );
-  await build({
-    entryPoints: [entry],
-    outdir: join(dir, "out"),
-    bundle: true,
-    splitting: true,
-    format: "esm",
-    platform: "node",
-    target: "node22.19",
-    minify: true,
-    logLevel: "warning",
-    banner: {
-      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-    },
-  });
+  await build(esmBundleOptions(entry, join(dir, "out")));
   return join(dir, "out", "entry.js");
-}
-
-/** CPU milliseconds a process has run so far: its main thread, and all its threads. */
-function cpuOf(pid) {
-  let all = 0;
-  let main = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-    all += ns;
-    if (task === String(pid)) main = ns;
-  }
-  return { cpu_main: main / 1e6, cpu_all: all / 1e6 };
 }
 
 async function firstAnswer(path) {
   const port = await freePort();
   const { args, env, headers } = path(port);
-  const started = process.hrtime.bigint();
-  const child = spawnChild(node, args, {
-    env: { ...cleanEnv(), ...env },
-    stdio: ["ignore", "ignore", "ignore"],
+  let cpu = null;
+  const wall = await timeToHttpAnswer(node, args, env, `http://127.0.0.1:${port}/mcp`, headers, {
+    atAnswer: (pid) => {
+      cpu = cpuOf(pid);
+    },
   });
-  try {
-    for (;;) {
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-06-18",
-            ...headers,
-          },
-          body: JSON.stringify(initializeRequest("bench")),
-        });
-        const text = await res.text();
-        const wall = Number(process.hrtime.bigint() - started) / 1e6;
-        if (res.status !== 200 || !text.includes('"protocolVersion"'))
-          throw new Error(`${args[0]}: initialize answered ${res.status}: ${text.slice(0, 200)}`);
-        return { wall, ...cpuOf(child.pid) };
-      } catch (error) {
-        if (error?.cause?.code !== "ECONNREFUSED") throw error;
-        await sleep(2);
-      }
-    }
-  } finally {
-    await stopChild(child);
-  }
+  return { wall, ...cpu };
 }
 
 const runs = Number(values.runs);

@@ -35,10 +35,13 @@ const withoutAjv = {
   },
 };
 
-/** What both builds share: one ESM entry, split into chunks loaded on first use. */
-function options(root, outdir) {
+/**
+ * One ESM entry for Node, split into chunks loaded on first use (bench/http-first-answer.mjs
+ * bundles the minimal server the same way, to compare like with like).
+ */
+export function esmBundleOptions(entry, outdir) {
   return {
-    entryPoints: [join(root, "src", "cli.ts")],
+    entryPoints: [entry],
     outdir,
     bundle: true,
     splitting: true,
@@ -46,12 +49,19 @@ function options(root, outdir) {
     platform: "node",
     target: "node22.19",
     minify: true,
-    legalComments: "linked",
     // CommonJS dependencies call require(); give them one in the ESM output.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
     },
     logLevel: "warning",
+  };
+}
+
+/** What both builds share. */
+function options(root, outdir) {
+  return {
+    ...esmBundleOptions(join(root, "src", "cli.ts"), outdir),
+    legalComments: "linked",
     plugins: [withoutAjv],
   };
 }

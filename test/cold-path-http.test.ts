@@ -1,10 +1,9 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { moduleLog, withoutServerSettings } from "./helpers/module-log.js";
+import { bundleSources, DIST, moduleLog, sandboxServerEnv } from "./helpers/module-log.js";
+import { initializeBody, MCP_HEADERS } from "./helpers/raw.js";
 
 /**
  * What a `serve --http` start loads (dist/cli.js is the esbuild bundle; dist/bundle-meta.json
@@ -12,10 +11,6 @@ import { moduleLog, withoutServerSettings } from "./helpers/module-log.js";
  * src/transport/oauth.ts and jose never load, not even for the answers that tell a client how
  * to sign in (src/transport/oauth-metadata.ts).
  */
-const DIST = fileURLToPath(new URL("../dist/", import.meta.url));
-const meta = JSON.parse(readFileSync(join(DIST, "bundle-meta.json"), "utf8")) as {
-  outputs: Record<string, { inputs: Record<string, unknown> }>;
-};
 const TOKEN = "cold-path-http-token-0123456789";
 
 let sandbox: Sandbox;
@@ -31,16 +26,7 @@ describe("the serve --http cold path", () => {
       process.execPath,
       ["--import", hook, join(DIST, "cli.js"), "serve", "--http", "--port", "0"],
       {
-        env: {
-          ...withoutServerSettings(),
-          PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
-          PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
-          PORTFOLIO_API_SECRET: sandbox.credentials.secret,
-          PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
-          PORTFOLIO_STATE_DIR: join(dir, "state"),
-          PORTFOLIO_LOG_LEVEL: "warn",
-          PORTFOLIO_MCP_TOKEN: TOKEN,
-        },
+        env: { ...sandboxServerEnv(sandbox, dir), PORTFOLIO_MCP_TOKEN: TOKEN },
         stdio: ["ignore", "ignore", "pipe"],
       },
     );
@@ -56,35 +42,15 @@ describe("the serve --http cold path", () => {
       });
       const res = await fetch(url, {
         method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          authorization: `Bearer ${TOKEN}`,
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "t", version: "1" },
-          },
-        }),
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${TOKEN}` },
+        body: initializeBody,
       });
       expect(res.status).toBe(200);
       expect(await res.text()).toContain('"protocolVersion"');
       // A path that tells how to sign in is answered (404 without sign-in) by the same steps.
       const metadata = await fetch(new URL("/.well-known/oauth-protected-resource", url));
       expect(metadata.status).toBe(404);
-      const sources = lines().flatMap((loaded) => {
-        if (loaded.includes("/node_modules/"))
-          return [loaded.slice(loaded.indexOf("node_modules/"))];
-        if (!loaded.startsWith(`file://${DIST}`)) return [];
-        return Object.keys(
-          meta.outputs[`dist/${loaded.slice(`file://${DIST}`.length)}`]?.inputs ?? {},
-        );
-      });
+      const sources = bundleSources(lines());
       expect(sources).toContain("src/transport/oauth-metadata.ts");
       expect(
         sources.filter((s) => /node_modules\/jose\/|^src\/transport\/oauth\.ts$/.test(s)),

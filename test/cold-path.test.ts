@@ -1,11 +1,10 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { moduleLog, withoutServerSettings } from "./helpers/module-log.js";
+import { bundleSources, DIST, moduleLog, sandboxServerEnv } from "./helpers/module-log.js";
+import { initializeRequest } from "./helpers/raw.js";
 
 /**
  * What a stdio start loads (dist/cli.js is the esbuild bundle; dist/bundle-meta.json says which
@@ -13,11 +12,7 @@ import { moduleLog, withoutServerSettings } from "./helpers/module-log.js";
  * server's identity; once started, nothing of what rarely serves (the sandbox and its data, the
  * XLSX and PDF makers, the OAuth code, node-redis, OpenTelemetry, the write journal on Redis).
  */
-const DIST = fileURLToPath(new URL("../dist/", import.meta.url));
 const CLI = join(DIST, "cli.js");
-const meta = JSON.parse(readFileSync(join(DIST, "bundle-meta.json"), "utf8")) as {
-  outputs: Record<string, { inputs: Record<string, unknown> }>;
-};
 const RARELY_USED =
   /^packages\/sandbox\/|node_modules\/(redis|@redis|write-excel-file|read-excel-file|unpdf|jose|@opentelemetry)\/|^src\/transport\/oauth|^src\/state\/redis\.ts$/;
 const BEHIND_THE_FIRST_ANSWER = /^src\/(app|server|config)\.ts$|^src\/(domains|inventory|api)\//;
@@ -31,29 +26,14 @@ afterAll(() => sandbox.close());
 /** The sources behind the files a start resolved, at its initialize answer and once started. */
 async function loadedSources(): Promise<{ atAnswer: string[]; started: string[] }> {
   const { dir, hook, lines: loaded } = moduleLog("cold-path-", { marksAnswer: true });
-  const env = withoutServerSettings();
   const child = spawn(process.execPath, ["--import", hook, CLI], {
-    env: {
-      ...env,
-      PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
-      PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
-      PORTFOLIO_API_SECRET: sandbox.credentials.secret,
-      PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
-      PORTFOLIO_STATE_DIR: join(dir, "state"),
-      PORTFOLIO_LOG_LEVEL: "warn",
-    },
+    env: sandboxServerEnv(sandbox, dir),
     stdio: ["pipe", "pipe", "ignore"],
   });
   const sources = (untilAnswer = false) => {
     const lines = loaded();
     const answer = lines.indexOf("ANSWER");
-    const urls = new Set(untilAnswer ? lines.slice(0, answer) : lines);
-    return [...urls].flatMap((url) => {
-      if (url.includes("/node_modules/")) return [url.slice(url.indexOf("node_modules/"))];
-      if (!url.startsWith(`file://${DIST}`)) return [];
-      const output = `dist/${url.slice(`file://${DIST}`.length)}`;
-      return Object.keys(meta.outputs[output]?.inputs ?? {});
-    });
+    return bundleSources(new Set(untilAnswer ? lines.slice(0, answer) : lines));
   };
   const output = createInterface({ input: child.stdout });
   const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
@@ -61,16 +41,7 @@ async function loadedSources(): Promise<{ atAnswer: string[]; started: string[] 
     const answers = new Map<number, () => void>();
     output.on("line", (line) => answers.get(JSON.parse(line).id)?.());
     const answered = (id: number) => new Promise<void>((r) => answers.set(id, r));
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    });
+    send(initializeRequest);
     await answered(1);
     const atAnswer = sources(true);
     send({ jsonrpc: "2.0", method: "notifications/initialized" });

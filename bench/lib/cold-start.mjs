@@ -1,7 +1,7 @@
 // Cold start, as a client sees it: spawn to the `initialize` answer over stdio, and spawn to the
 // first answered `initialize` over Streamable HTTP; the first tools/list after a start against
 // a warm one; a process's resident memory.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { spawnChild, stopChild } from "../../scripts/lib/children.mjs";
@@ -14,8 +14,9 @@ export { timeToInitialize };
 /**
  * Milliseconds from spawn to the first answered `initialize` POST at `url`: the request is sent
  * again every few milliseconds while nothing listens (what a client that retries sees).
+ * `atAnswer(pid)` is called at the answer, while the server still runs (to read its CPU time).
  */
-export async function timeToHttpAnswer(command, args, env, url, headers = {}) {
+export async function timeToHttpAnswer(command, args, env, url, headers = {}, { atAnswer } = {}) {
   const started = process.hrtime.bigint();
   const child = spawnChild(command, args, {
     env: { ...cleanEnv(), ...env },
@@ -42,7 +43,9 @@ export async function timeToHttpAnswer(command, args, env, url, headers = {}) {
         const text = await res.text();
         if (res.status !== 200 || !text.includes('"protocolVersion"'))
           throw new Error(`${command}: initialize answered ${res.status}: ${text.slice(0, 200)}`);
-        return Number(process.hrtime.bigint() - started) / 1e6;
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        atAnswer?.(child.pid);
+        return ms;
       } catch (error) {
         if (error?.cause?.code !== "ECONNREFUSED" && error?.cause?.code !== "ECONNRESET")
           throw error;
@@ -121,16 +124,23 @@ export function firstListVsWarm(command, args, env, { settleMs = 1500, warm = 20
 }
 
 /**
- * CPU time a process has used, in milliseconds (Linux /proc: user and system, in clock ticks of
- * 10 ms); null where there is no /proc. Less moved by the machine's load than the wall clock.
+ * CPU milliseconds a process has run so far, its main thread's and all its threads' (Linux
+ * /proc schedstat); null where there is no /proc. Less moved by the machine's load than the
+ * wall clock.
  */
-export function cpuMs(pid) {
+export function cpuOf(pid) {
+  let all = 0;
+  let main = 0;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+      all += ns;
+      if (task === String(pid)) main = ns;
+    }
   } catch {
     return null;
   }
+  return { cpu_main: main / 1e6, cpu_all: all / 1e6 };
 }
 
 /** Resident memory of a process in MiB (Linux /proc). */

@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { cpuMs } from "./cold-start.mjs";
+import { cpuOf } from "./cold-start.mjs";
 import { stdioClient } from "./processes.mjs";
 import { interleaved, round, summary } from "./stats.mjs";
 
@@ -74,10 +74,10 @@ async function oneRound({ node, cli, env, work, calls, block, args, collector })
       const result = await client.callTool({ name: "list_operations", arguments: args });
       if (result.isError) throw new Error(`list_operations failed: ${JSON.stringify(result)}`);
     };
-    // Each server's CPU time over the run: only one is called at a time, so what it used is its
-    // calls' (and its idle timers', alike in all four).
+    // Each server's CPU time over the run (all threads): only one is called at a time, so what
+    // it used is its calls' (and its idle timers', alike in all four).
     const cpuBefore = Object.fromEntries(
-      Object.entries(clients).map(([name, client]) => [name, cpuMs(client.pid)]),
+      Object.entries(clients).map(([name, client]) => [name, cpuOf(client.pid)?.cpu_all]),
     );
     const samples = await interleaved(
       Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, call(client)])),

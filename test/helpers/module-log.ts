@@ -1,6 +1,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Sandbox } from "@portfolio-mcp/sandbox";
 
 /**
  * A module hook for a child process (`node --import <hook>`): it notes in a file every module
@@ -47,4 +49,40 @@ export function withoutServerSettings(): Record<string, string> {
       ([k]) => !k.startsWith("PORTFOLIO_") && !k.startsWith("OTEL_"),
     ),
   ) as Record<string, string>;
+}
+
+/**
+ * A server's environment for the sandbox, without this shell's own settings: its state under
+ * `dir` (a module log's scratch directory), warnings only.
+ */
+export function sandboxServerEnv(sandbox: Sandbox, dir: string): Record<string, string> {
+  return {
+    ...withoutServerSettings(),
+    PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
+    PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
+    PORTFOLIO_API_SECRET: sandbox.credentials.secret,
+    PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
+    PORTFOLIO_STATE_DIR: join(dir, "state"),
+    PORTFOLIO_LOG_LEVEL: "warn",
+  };
+}
+
+/** The built bundle (dist/cli.js and its chunks; dist/bundle-meta.json: the sources of each). */
+export const DIST = fileURLToPath(new URL("../../dist/", import.meta.url));
+
+let bundleMeta: { outputs: Record<string, { inputs: Record<string, unknown> }> } | null = null;
+
+/**
+ * The sources behind the module URLs a process resolved: a bundle chunk's sources (src/…,
+ * packages/…), a dependency's path from node_modules/ on; anything else is left out.
+ */
+export function bundleSources(urls: Iterable<string>): string[] {
+  bundleMeta ??= JSON.parse(readFileSync(join(DIST, "bundle-meta.json"), "utf8"));
+  return [...urls].flatMap((url) => {
+    if (url.includes("/node_modules/")) return [url.slice(url.indexOf("node_modules/"))];
+    if (!url.startsWith(`file://${DIST}`)) return [];
+    return Object.keys(
+      bundleMeta?.outputs[`dist/${url.slice(`file://${DIST}`.length)}`]?.inputs ?? {},
+    );
+  });
 }

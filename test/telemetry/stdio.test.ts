@@ -1,11 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { moduleLog, withoutServerSettings } from "../helpers/module-log.js";
+import { moduleLog, sandboxServerEnv } from "../helpers/module-log.js";
 import { startOtlpReceiver } from "../helpers/otlp.js";
 
 /**
@@ -34,7 +33,6 @@ async function stdioServer(env: Record<string, string>) {
   } = moduleLog("telemetry-stdio-", {
     only: "/@opentelemetry/",
   });
-  const base = withoutServerSettings();
   const client = new Client(
     { name: "telemetry-stdio", version: "1.0.0" },
     { capabilities: { elicitation: { form: {} } } },
@@ -47,16 +45,7 @@ async function stdioServer(env: Record<string, string>) {
     new StdioClientTransport({
       command: process.execPath,
       args: ["--import", hook, CLI],
-      env: {
-        ...base,
-        PORTFOLIO_API_BASE_URL: sandbox.baseUrl,
-        PORTFOLIO_API_KEY_ID: sandbox.credentials.keyId,
-        PORTFOLIO_API_SECRET: sandbox.credentials.secret,
-        PORTFOLIO_DELEGATED_USER_EMAIL: "camille.martin@aurore-capital.example",
-        PORTFOLIO_STATE_DIR: join(dir, "state"),
-        PORTFOLIO_LOG_LEVEL: "warn",
-        ...env,
-      },
+      env: { ...sandboxServerEnv(sandbox, dir), ...env },
       stderr: "pipe",
     }),
   );
