@@ -94,6 +94,8 @@ export class PortfolioServer extends Server {
   principalOf: (ctx: ServerContext) => string = () => SERVER_PRINCIPAL;
   /** Who its caller is, for the observers (audit trail, metrics): every request is told. */
   watch: Watch | null = null;
+  /** False for a rehearsal's server (src/transport/stdio-rehearsal.ts): nobody's requests. */
+  observe = true;
 
   handlerFor(method: string) {
     return this._getRequestHandler(method);
@@ -108,7 +110,7 @@ export class PortfolioServer extends Server {
     return (request, ctx) =>
       asPrincipal(this.principalOf(ctx), () => {
         const watch = this.watch;
-        if (!watch && !tracingOn()) return wrapped(request, ctx);
+        if (!this.observe || (!watch && !tracingOn())) return wrapped(request, ctx);
         return observed(request, ctx, { watch, negotiated }, () => wrapped(request, ctx));
       });
   }
