@@ -151,15 +151,14 @@ async function readCommand(argv: string[]): Promise<Command | null> {
 }
 
 async function serveOverStdio({ sandbox, port, host, sources }: Command): Promise<void> {
-  const stop = (await import("./app-stdio.js")).startStdio({
+  // SIGINT and SIGTERM: handled there, once the rest of the server has loaded.
+  (await import("./app-stdio.js")).startStdio({
     transport: "stdio",
     sandbox,
     port,
     host,
     sources,
   });
-  process.once("SIGINT", () => void stop());
-  process.once("SIGTERM", () => void stop());
 }
 
 async function runDoctorCommand(sandbox: boolean, sources: Command["sources"]): Promise<void> {
