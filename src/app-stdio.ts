@@ -52,7 +52,9 @@ export function startStdio(options: AppOptions): () => Promise<void> {
         installMcp(server, ready.deps, ready.caller, selection);
         // The listing's schemas made now rather than by the first tools/list: 42 ms -> 2.5 ms
         // (a warm one takes 0.7 ms), then the request path rehearsed (firstListReady).
-        setImmediate(() => void firstListReady(ready.deps, ready.caller, selection));
+        setImmediate(
+          () => void firstListReady(ready.deps, ready.caller, selection).catch(() => {}),
+        );
       }),
     prepared,
     stop,
