@@ -236,7 +236,8 @@ function checkedArguments(
 /**
  * A tool's output as a result. Everything in it may hold data written by others (the API's
  * names, notes, titles): it goes through the one neutralising function, so that nothing in it
- * can hide from the model or from whoever the host shows it to.
+ * can hide from the model or from whoever the host shows it to. What its maker already found
+ * plain (a list's text and items, toolkit/budget.ts) is not tested twice.
  */
 export function toResult(
   output: Awaited<ReturnType<Extract<ToolDefinition, { kind: "run" }>["run"]>>,
@@ -245,7 +246,9 @@ export function toResult(
   const text =
     output.text === undefined
       ? JSON.stringify(structured)
-      : neutralise(output.text, { lines: true });
+      : output.plain === true
+        ? output.text
+        : neutralise(output.text, { lines: true });
   return {
     content: [
       ...(neutraliseDeep(output.blocks ?? []) as CallToolResult["content"]),
