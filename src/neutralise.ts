@@ -44,6 +44,33 @@ const NOT_PLAIN = /[^\x20-\x7e\xa0-\xac\xae-\u02ff\u2010-\u2027\u2030-\u205f\u20
 const NOT_PLAIN_LINES =
   /[^\t\n\x20-\x7e\xa0-\xac\xae-\u02ff\u2010-\u2027\u2030-\u205f\u20a0-\u20c0]/;
 
+// What a table cell and `neutralise` (either way) both show as they are: the plain characters but
+// the `|` that separates cells, so that a list's rendering tests each value once for both.
+const NOT_PLAIN_CELL =
+  /[^\x20-\x7b\x7d\x7e\xa0-\xac\xae-\u02ff\u2010-\u2027\u2030-\u205f\u20a0-\u20c0]/;
+
+/** Whether `neutralise` leaves a text as it is without a scan (nothing in it but plain characters). */
+export function isPlain(text: string, lines = false): boolean {
+  return !(lines ? NOT_PLAIN_LINES : NOT_PLAIN).test(text);
+}
+
+/** Whether a text is plain (`isPlain`, either way) and holds no `|`: a table cell as it is. */
+export function isPlainCell(text: string): boolean {
+  return !NOT_PLAIN_CELL.test(text);
+}
+
+const VOUCHED = new WeakSet<object>();
+
+/**
+ * Records that every key of a record is plain on one line and every value a plain string, a
+ * number, a boolean or null, as its maker found while rendering it (toolkit/budget.ts):
+ * `neutraliseDeep` then hands it back without testing each of them again. The record must not
+ * change afterwards.
+ */
+export function vouchPlain(record: object): void {
+  VOUCHED.add(record);
+}
+
 export function neutralise(text: string, options: NeutraliseOptions = ONE_LINE): string {
   const lines = options.lines === true;
   const shown = (lines ? NOT_PLAIN_LINES : NOT_PLAIN).test(text) ? scanned(text, lines) : text;
@@ -84,6 +111,7 @@ export function neutraliseDeep<T>(value: T): T {
     return (out ?? value) as T;
   }
   if (value !== null && typeof value === "object") {
+    if (VOUCHED.has(value)) return value;
     const source = value as Record<string, unknown>;
     const keys = Object.keys(source);
     let out: Record<string, unknown> | null = null;

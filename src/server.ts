@@ -67,10 +67,24 @@ export interface CallerSpec {
  */
 export function createMcpServer(deps: ServerDeps, caller: CallerSpec): Server {
   const selection = selectionFor(deps, caller);
-  // The instructions name only what this caller is offered, like every other item.
-  const server = newServer(instructionsFor(new Set(selection.tools.map((t) => t.name))));
+  const server = newServer(instructionsOf(selection));
   installMcp(server, deps, caller, selection);
   return server;
+}
+
+const instructions = new WeakMap<Selection, string>();
+
+/**
+ * The instructions name only what this caller is offered, like every other item: made once per
+ * selection, as a 2026-era request over HTTP builds its server for itself.
+ */
+function instructionsOf(selection: Selection): string {
+  let text = instructions.get(selection);
+  if (text === undefined) {
+    text = instructionsFor(new Set(selection.tools.map((t) => t.name)));
+    instructions.set(selection, text);
+  }
+  return text;
 }
 
 /** What one caller is offered: the inventory filtered by the deployment's and its own rules. */

@@ -29,6 +29,7 @@ import type {
 } from "../toolkit/definitions.js";
 import { failed, failureKind, logFailure } from "./failures.js";
 import { familyIcons } from "./icons.js";
+import { toolsByName } from "./tools.js";
 import { type CompiledTemplate, compileTemplate } from "./uri-template.js";
 
 const NUMERIC = new Set(["limit", "offset"]);
@@ -70,18 +71,10 @@ export function installResources(
   views: readonly AppViewName[] = [],
   appsShown: (ctx: ServerContext) => boolean = () => false,
 ): void {
-  const toolByName = new Map(selection.tools.map((t) => [t.name, t]));
-  const templates = selection.resources.filter(isTemplate).map((r) => ({
-    uriTemplate: r.uri,
-    ...listing(r),
-  }));
-  const fixed: Resource[] = selection.resources
-    .filter((r) => !isTemplate(r))
-    .map((r) => ({ uri: r.uri, ...listing(r) }));
-  const appViews = views.map((name) => APP_VIEWS[name]);
-  // Listed to clients that render MCP Apps; readable by any (a host may fetch one ahead).
-  const viewResources = appViews.map(viewListing);
-  const listsOperations = toolByName.has("get_operation") && toolByName.has("list_operations");
+  const { toolByName, templates, fixed, appViews, viewResources, listsOperations } = listedOf(
+    selection,
+    views,
+  );
 
   server.setRequestHandler("resources/templates/list", () => ({ resourceTemplates: templates }));
   server.setRequestHandler("resources/list", async (_request, ctx) => {
@@ -109,6 +102,48 @@ export function installResources(
       return failed("resources/read", error, uri, logger);
     }
   });
+}
+
+interface Listed {
+  toolByName: ReadonlyMap<string, ToolDefinition>;
+  templates: Array<ReturnType<typeof listing> & { uriTemplate: string }>;
+  fixed: Resource[];
+  appViews: AppView[];
+  viewResources: Resource[];
+  listsOperations: boolean;
+}
+const listed = new WeakMap<Selection, WeakMap<readonly AppViewName[], Listed>>();
+
+/**
+ * What a selection offers of resources, made once per selection and views (a 2026-era request
+ * over HTTP builds its server for itself).
+ */
+function listedOf(selection: Selection, views: readonly AppViewName[]): Listed {
+  let byViews = listed.get(selection);
+  if (!byViews) {
+    byViews = new WeakMap();
+    listed.set(selection, byViews);
+  }
+  let found = byViews.get(views);
+  if (!found) {
+    const toolByName = toolsByName(selection);
+    const appViews = views.map((name) => APP_VIEWS[name]);
+    found = {
+      toolByName,
+      templates: selection.resources
+        .filter(isTemplate)
+        .map((r) => ({ uriTemplate: r.uri, ...listing(r) })),
+      fixed: selection.resources
+        .filter((r) => !isTemplate(r))
+        .map((r) => ({ uri: r.uri, ...listing(r) })),
+      appViews,
+      // Listed to clients that render MCP Apps; readable by any (a host may fetch one ahead).
+      viewResources: appViews.map(viewListing),
+      listsOperations: toolByName.has("get_operation") && toolByName.has("list_operations"),
+    };
+    byViews.set(views, found);
+  }
+  return found;
 }
 
 /** What resources/list and resources/templates/list say of a resource, its address aside. */

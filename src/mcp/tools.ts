@@ -87,14 +87,29 @@ export function warmToolListing(selection: Selection): void {
         JSON.stringify(toolListing(selection, { way, apps, cards }));
 }
 
-/** The views the tools of a selection are shown in: the ui:// resources to offer. */
-export function viewsOffered(selection: Selection, cards: boolean): AppViewName[] {
-  const views = new Set<AppViewName>();
-  for (const tool of selection.tools) {
-    const view = viewOf(tool, cards);
-    if (view) views.add(view);
+const views = new WeakMap<Selection, Map<boolean, readonly AppViewName[]>>();
+
+/**
+ * The views the tools of a selection are shown in: the ui:// resources to offer. Found once per
+ * selection (a 2026-era request over HTTP builds its server for itself).
+ */
+export function viewsOffered(selection: Selection, cards: boolean): readonly AppViewName[] {
+  let byCards = views.get(selection);
+  if (!byCards) {
+    byCards = new Map();
+    views.set(selection, byCards);
   }
-  return [...views];
+  let offered = byCards.get(cards);
+  if (!offered) {
+    const found = new Set<AppViewName>();
+    for (const tool of selection.tools) {
+      const view = viewOf(tool, cards);
+      if (view) found.add(view);
+    }
+    offered = [...found];
+    byCards.set(cards, offered);
+  }
+  return offered;
 }
 
 /** The MCP Apps view a tool's result is shown in: its own, or the card for a draft. */
@@ -145,7 +160,7 @@ export function installTools(
   confirmation: ConfirmationDeps | null,
   logger: Logger,
 ): void {
-  const byName = new Map(selection.tools.map((t) => [t.name, t]));
+  const byName = toolsByName(selection);
   const cards = cardsAllowed(confirmation);
   const wayOf = (ctx: ServerContext) =>
     confirmation
@@ -177,6 +192,18 @@ export function installTools(
       }
     },
   );
+}
+
+const byNames = new WeakMap<Selection, ReadonlyMap<string, ToolDefinition>>();
+
+/** A selection's tools by name, made once per selection. */
+export function toolsByName(selection: Selection): ReadonlyMap<string, ToolDefinition> {
+  let byName = byNames.get(selection);
+  if (!byName) {
+    byName = new Map(selection.tools.map((t) => [t.name, t]));
+    byNames.set(selection, byName);
+  }
+  return byName;
 }
 
 /** The tool called, or the protocol error saying why it is not offered or not known. */
@@ -236,7 +263,8 @@ function checkedArguments(
 /**
  * A tool's output as a result. Everything in it may hold data written by others (the API's
  * names, notes, titles): it goes through the one neutralising function, so that nothing in it
- * can hide from the model or from whoever the host shows it to.
+ * can hide from the model or from whoever the host shows it to. What its maker already found
+ * plain (a list's text and items, toolkit/budget.ts) is not tested twice.
  */
 export function toResult(
   output: Awaited<ReturnType<Extract<ToolDefinition, { kind: "run" }>["run"]>>,
@@ -245,7 +273,9 @@ export function toResult(
   const text =
     output.text === undefined
       ? JSON.stringify(structured)
-      : neutralise(output.text, { lines: true });
+      : output.plain === true
+        ? output.text
+        : neutralise(output.text, { lines: true });
   return {
     content: [
       ...(neutraliseDeep(output.blocks ?? []) as CallToolResult["content"]),

@@ -89,6 +89,11 @@ export interface ToolOutput<T> {
   structured: T;
   /** The structured content as text, when the tool already made it; otherwise JSON here. */
   text?: string;
+  /**
+   * The text holds nothing but plain characters (src/neutralise.ts), as its maker checked while
+   * making it: it is shown without being tested again.
+   */
+  plain?: boolean;
   /** Blocks shown before the text rendering, such as a link to a workbook. */
   blocks?: Array<Record<string, unknown>>;
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { OperationId } from "../api/catalogue.js";
 import { withoutShareTokens } from "../api/response.js";
 import type { AppViewName } from "../apps/catalog.js";
+import { isPlain, vouchPlain } from "../neutralise.js";
 import type { Fitted } from "./budget.js";
 import {
   defineTool,
@@ -35,17 +36,22 @@ export const listOf = <T extends z.ZodType>(item: T) =>
   });
 
 /** A list result with the follow-ups of its items, named once (toolkit/next-steps.ts). */
-function withNextSteps<L extends object>(
-  fitted: { list: L; text: string },
+function withNextSteps<L extends { items: object[] }>(
+  fitted: { list: L; text: string; plain?: boolean },
   operation: OperationId,
   ctx: ToolContext,
-): { structured: L & { next?: NextStep[] }; text: string } {
+): { structured: L & { next?: NextStep[] }; text: string; plain: boolean } {
   const route = ctx.api.routes.get(operation);
   const next = route ? followUps(route.path, ctx) : [];
-  if (next.length === 0) return { structured: fitted.list, text: fitted.text };
+  const plain = fitted.plain === true;
+  // Found plain while rendered, and handed straight to the result: not tested again there.
+  if (plain) for (const item of fitted.list.items) vouchPlain(item);
+  if (next.length === 0) return { structured: fitted.list, text: fitted.text, plain };
+  const steps = renderSteps(next);
   return {
     structured: { ...fitted.list, next },
-    text: `${fitted.text}\n${renderSteps(next)}`,
+    text: `${fitted.text}\n${steps}`,
+    plain: plain && isPlain(steps, true),
   };
 }
 
