@@ -234,7 +234,11 @@ async function replica(maxPendingPerUser = 50) {
     logger: logs.logger,
     ttlMs: 60_000,
     maxPendingPerUser,
-    deliveryLeaseMs: 600,
+    // Longer than any delivery here takes on a loaded machine: with 600 ms, a send at load 7
+    // outlived its lease, the other replica took the write over (rightly: same key), and the
+    // test read "sending" where it waits for the outcome. The lapsed-lease test below gives the
+    // dying replica's lease its own 600 ms.
+    deliveryLeaseMs: 10_000,
     recoverAbandonedEveryMs: 200,
   });
   return {
