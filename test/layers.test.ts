@@ -16,7 +16,7 @@ import { describe, expect, it } from "vitest";
 const LAYERS: Array<[string, RegExp]> = [
   [
     "leaves",
-    /^src\/(version|closest|fold|json-depth|json-file|log|cli-args|aead|neutralise|canonical|events|scope|everyday|state-dir)\.ts$/,
+    /^src\/(version|closest|fold|json-depth|json-file|log|cli-args|aead|neutralise|canonical|events|scope|everyday|state-dir|memo)\.ts$/,
   ],
   ["telemetry", /^src\/telemetry\//],
   ["config", /^src\/config\.ts$/],

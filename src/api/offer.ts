@@ -1,3 +1,4 @@
+import { memoised } from "../memo.js";
 import type { Operation } from "./catalogue.js";
 
 /**
@@ -137,15 +138,5 @@ export function offerFor(routes: ReadonlyMap<string, Operation>, rules: Exposure
     [...rules.allowSensitive].sort(),
     rules.allowlist ? [...rules.allowlist].sort() : null,
   ]);
-  let byRules = offers.get(routes);
-  if (!byRules) {
-    byRules = new Map();
-    offers.set(routes, byRules);
-  }
-  let offer = byRules.get(key);
-  if (!offer) {
-    offer = new Offer(routes, rules);
-    byRules.set(key, offer);
-  }
-  return offer;
+  return memoised(offers, routes, key, () => new Offer(routes, rules));
 }

@@ -20,6 +20,7 @@ import {
 import { invalidArguments } from "../errors.js";
 import type { Selection } from "../inventory/index.js";
 import type { Logger } from "../log.js";
+import { memoised } from "../memo.js";
 import { neutraliseDeep } from "../neutralise.js";
 import type {
   ResourceDefinition,
@@ -112,23 +113,17 @@ interface Listed {
   viewResources: Resource[];
   listsOperations: boolean;
 }
-const listed = new WeakMap<Selection, WeakMap<readonly AppViewName[], Listed>>();
+const listed = new WeakMap<Selection, Map<readonly AppViewName[], Listed>>();
 
 /**
  * What a selection offers of resources, made once per selection and views (a 2026-era request
  * over HTTP builds its server for itself).
  */
 function listedOf(selection: Selection, views: readonly AppViewName[]): Listed {
-  let byViews = listed.get(selection);
-  if (!byViews) {
-    byViews = new WeakMap();
-    listed.set(selection, byViews);
-  }
-  let found = byViews.get(views);
-  if (!found) {
+  return memoised(listed, selection, views, () => {
     const toolByName = toolsByName(selection);
     const appViews = views.map((name) => APP_VIEWS[name]);
-    found = {
+    return {
       toolByName,
       templates: selection.resources
         .filter(isTemplate)
@@ -141,9 +136,7 @@ function listedOf(selection: Selection, views: readonly AppViewName[]): Listed {
       viewResources: appViews.map(viewListing),
       listsOperations: toolByName.has("get_operation") && toolByName.has("list_operations"),
     };
-    byViews.set(views, found);
-  }
-  return found;
+  });
 }
 
 /** What resources/list and resources/templates/list say of a resource, its address aside. */

@@ -13,6 +13,7 @@ import { ArgumentsRefused, invalidArguments } from "../errors.js";
 import { type Selection, whyNotOffered } from "../inventory/index.js";
 import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
+import { memoised } from "../memo.js";
 import { neutralise, neutraliseDeep } from "../neutralise.js";
 import type { ToolContext, ToolDefinition } from "../toolkit/definitions.js";
 import {
@@ -94,22 +95,14 @@ const views = new WeakMap<Selection, Map<boolean, readonly AppViewName[]>>();
  * selection (a 2026-era request over HTTP builds its server for itself).
  */
 export function viewsOffered(selection: Selection, cards: boolean): readonly AppViewName[] {
-  let byCards = views.get(selection);
-  if (!byCards) {
-    byCards = new Map();
-    views.set(selection, byCards);
-  }
-  let offered = byCards.get(cards);
-  if (!offered) {
+  return memoised(views, selection, cards, () => {
     const found = new Set<AppViewName>();
     for (const tool of selection.tools) {
       const view = viewOf(tool, cards);
       if (view) found.add(view);
     }
-    offered = [...found];
-    byCards.set(cards, offered);
-  }
-  return offered;
+    return [...found];
+  });
 }
 
 /** The MCP Apps view a tool's result is shown in: its own, or the card for a draft. */

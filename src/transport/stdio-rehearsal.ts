@@ -6,7 +6,10 @@ import {
 } from "@modelcontextprotocol/server/stdio";
 import { StdioLines } from "./stdio-lines.js";
 
-/** A client's first exchange, as the 2025 era opens it: what the rehearsal plays. */
+/**
+ * A client's first exchange, as the 2025 era opens it: what the rehearsal plays. (The tests and
+ * scripts write the same messages by hand; src/ does not import from them, nor they from here.)
+ */
 const FIRST_EXCHANGE = [
   {
     jsonrpc: "2.0",

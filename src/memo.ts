@@ -1,0 +1,23 @@
+/**
+ * The value kept for `first` then `second`, made by `make` the first time it is asked for: a
+ * cache of what depends only on a shared object (a route table, a selection) and one more key.
+ * The outer level is a WeakMap, so what the object no longer names is collected with it.
+ */
+export function memoised<K extends object, S, V>(
+  cache: WeakMap<K, Map<S, V>>,
+  first: K,
+  second: S,
+  make: () => V,
+): V {
+  let inner = cache.get(first);
+  if (!inner) {
+    inner = new Map();
+    cache.set(first, inner);
+  }
+  let value = inner.get(second);
+  if (value === undefined) {
+    value = make();
+    inner.set(second, value);
+  }
+  return value;
+}
