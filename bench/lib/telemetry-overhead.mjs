@@ -85,9 +85,9 @@ async function oneRound({ node, cli, env, work, calls, block, args, collector })
     );
     return Object.fromEntries(
       Object.entries(samples).map(([name, s]) => {
-        const used = cpuMs(clients[name].pid);
+        const used = cpuOf(clients[name].pid)?.cpu_all;
         const cpu_us =
-          used === null ? null : round(((used - cpuBefore[name]) * 1000) / s.length, 0);
+          used === undefined ? null : round(((used - cpuBefore[name]) * 1000) / s.length, 0);
         return [name, { ...summary(s), cpu_us }];
       }),
     );
