@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { cpuOf } from "./cold-start.mjs";
-import { stdioClient } from "./processes.mjs";
+import { pinnedToOneCore, stdioClient } from "./processes.mjs";
 import { interleaved, round, summary } from "./stats.mjs";
 
 export const TELEMETRY_TARGET = 1.05;
@@ -20,12 +20,12 @@ export const TELEMETRY_TARGET = 1.05;
  * its figures by a few per cent, so each figure is the median of the rounds', and each ratio the
  * median of the rounds' ratios.
  */
-export async function telemetryOverhead({ node, cli, env, work, calls, block, args, rounds = 3 }) {
+export async function telemetryOverhead({ node, cli, env, work, calls, block, args, rounds = 4 }) {
   const collector = await otlpCollector();
   try {
     const tables = [];
     for (let r = 0; r < rounds; r++)
-      tables.push(await oneRound({ node, cli, env, work, calls, block, args, collector }));
+      tables.push(await oneRound({ node, cli, env, work, calls, block, args, collector, turn: r }));
     const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
     const table = {};
     const figures = ["p50", "p99", "cpu_us"].filter((f) => tables.every((t) => t.off[f] != null));
@@ -37,14 +37,19 @@ export async function telemetryOverhead({ node, cli, env, work, calls, block, ar
           figures.map((f) => [f, round(median(tables.map((t) => t[name][f] / t.off[f])), 3)]),
         );
     }
-    return { ...table, rounds, collector: collector.received(), target_p50: TELEMETRY_TARGET };
+    const each = Object.fromEntries(
+      Object.keys(table)
+        .filter((name) => name !== "off")
+        .map((name) => [name, tables.map((t) => round(t[name].p50 / t.off.p50, 3))]),
+    );
+    return { ...table, rounds, p50_ratio_each_round: each, collector: collector.received(), target_p50: TELEMETRY_TARGET };
   } finally {
     await collector.close();
   }
 }
 
 /** One round: the four servers started afresh, their calls interleaved. */
-async function oneRound({ node, cli, env, work, calls, block, args, collector }) {
+async function oneRound({ node, cli, env, work, calls, block, args, collector, turn }) {
   const dir = (name) => {
     const path = join(work, `telemetry-${name}`);
     mkdirSync(path, { recursive: true });
@@ -67,9 +72,15 @@ async function oneRound({ node, cli, env, work, calls, block, args, collector })
     audit_traced_100: { ...audited("traced-100"), ...traced(1) },
   };
   const clients = {};
+  const [command, prefix] = pinnedToOneCore(node);
   try {
-    for (const [name, extra] of Object.entries(variants))
-      clients[name] = await stdioClient(node, [cli], { ...env, ...extra });
+    // Each round starts them in another order: where a process lands moves its figures by a
+    // few per cent (seen: the last started ran 10% slower, whichever it was).
+    const names = Object.keys(variants);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + turn) % names.length];
+      clients[name] = await stdioClient(command, [...prefix, cli], { ...env, ...variants[name] });
+    }
     const call = (client) => async () => {
       const result = await client.callTool({ name: "list_operations", arguments: args });
       if (result.isError) throw new Error(`list_operations failed: ${JSON.stringify(result)}`);
@@ -131,6 +142,11 @@ export function printTelemetry(t) {
     row("audit trail", t.audit),
     row("audit + tracing, 0% sampled", t.audit_traced_0),
     row("audit + tracing, 100% sampled", t.audit_traced_100),
+    `  p50 against off, round by round (each round starts the servers in another order): ${Object.entries(
+      t.p50_ratio_each_round,
+    )
+      .map(([name, ratios]) => `${name} ${ratios.join(" ")}`)
+      .join("; ")}`,
     `  the collector received ${t.collector.trace_exports} trace and ${t.collector.metric_exports} metric exports (${t.collector.bytes} bytes)`,
   ].join("\n");
 }
