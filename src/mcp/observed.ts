@@ -64,9 +64,10 @@ export function observed(
       throw error;
     } finally {
       if (errorType) span?.fail(errorType);
-      try {
-        how.watch?.observer.request?.({
-          ...how.watch.actorOf(ctx),
+      const watch = how.watch;
+      if (watch?.observer.request) {
+        const event: RequestEvent = {
+          ...watch.actorOf(ctx),
           era,
           method: request.method,
           target,
@@ -76,15 +77,25 @@ export function observed(
           durationMs: Math.round((performance.now() - started) * 10) / 10,
           calls: [...(currentCaller()?.calls ?? [])],
           traceId: span?.traceId ?? traceIdOf(parent),
-        });
-      } catch {
-        // A sink that cannot record a read says so itself; the read is already answered.
+        };
+        // Told once the answer is on its way: the caller does not wait for the audit record and
+        // the metric (a read's record is written at the end of the turn anyway; a write's steps
+        // are recorded, and fsynced, by the gate before it acts).
+        setImmediate(() => tell(watch.observer, event));
       }
     }
   });
 }
 
 const NO_START = {};
+
+function tell(observer: Observer, event: RequestEvent): void {
+  try {
+    observer.request?.(event);
+  } catch {
+    // A sink that cannot record a read says so itself; the read is already answered.
+  }
+}
 
 /**
  * `{mcp.method.name} {target}`, the target being a tool's or a prompt's name; a resource URI

@@ -1,4 +1,6 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
 import {
   appendFileSync,
   existsSync,
@@ -190,6 +192,49 @@ describe("the audit trail of a shared deployment", () => {
     });
     expect(verified.status).toBe(0);
     expect(verified.stdout).toContain("a line cut short by a crash while it was written");
+  }, 60_000);
+
+  it("records a read whose client quits as soon as it has the answer (stdio)", async () => {
+    // The record is made once the answer is on its way: a client closing stdin at once must
+    // not outrun it.
+    const file = auditFile();
+    const child = spawn(process.execPath, [CLI, "--sandbox"], {
+      env: { ...process.env, PORTFOLIO_AUDIT_FILE: file, PORTFOLIO_LOG_LEVEL: "error" },
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    });
+    for await (const line of createInterface({ input: child.stdout })) {
+      const message = JSON.parse(line) as { id?: number };
+      if (message.id === 1) {
+        send({ jsonrpc: "2.0", method: "notifications/initialized" });
+        send({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "list_deals", arguments: { limit: 1 } },
+        });
+      }
+      if (message.id === 2) {
+        child.stdin.end();
+        break;
+      }
+    }
+    await once(child, "exit");
+    const read = records(file).filter((r) => r.event === "request");
+    expect(read.map((r) => [r.method, r.target, r.outcome])).toEqual([
+      ["tools/call", "list_deals", "ok"],
+    ]);
+    expect((await verifyChains([file]))[0]?.broken).toBeNull();
   }, 60_000);
 
   it("is off over stdio unless asked, and on for serve --http under the state directory", async () => {
