@@ -42,7 +42,13 @@ export async function telemetryOverhead({ node, cli, env, work, calls, block, ar
         .filter((name) => name !== "off")
         .map((name) => [name, tables.map((t) => round(t[name].p50 / t.off.p50, 3))]),
     );
-    return { ...table, rounds, p50_ratio_each_round: each, collector: collector.received(), target_p50: TELEMETRY_TARGET };
+    return {
+      ...table,
+      rounds,
+      p50_ratio_each_round: each,
+      collector: collector.received(),
+      target_p50: TELEMETRY_TARGET,
+    };
   } finally {
     await collector.close();
   }

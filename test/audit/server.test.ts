@@ -1,6 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { createInterface } from "node:readline";
 import {
   appendFileSync,
   existsSync,
@@ -11,6 +10,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AuditRecord } from "../../src/audit/record.js";
