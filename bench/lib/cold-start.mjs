@@ -66,8 +66,10 @@ export async function interleavedColdStarts(paths, runs) {
   const samples = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
   for (let i = 0; i < runs; i++) {
     const names = Object.keys(paths);
-    // Each run starts with another path, so that none always follows the same one.
-    const order = [...names.slice(i % names.length), ...names.slice(0, i % names.length)];
+    // Each run starts with another path, every other run in reverse: none always follows the
+    // same one.
+    const rotated = [...names.slice(i % names.length), ...names.slice(0, i % names.length)];
+    const order = i % 2 === 0 ? rotated : rotated.reverse();
     for (const name of order) {
       const path = await paths[name]();
       samples[name].push(
@@ -82,7 +84,10 @@ export async function interleavedColdStarts(paths, runs) {
 
 /**
  * The first tools/list of a fresh stdio server, `settleMs` after its `initialize` answer (a user's
- * first question comes after the window has opened), against the median of the next `warm`.
+ * first question comes after the window has opened), against the median of the next `warm`, and
+ * against one more sent after the same `settleMs` idle: what any request after a pause costs on
+ * this machine, the first or not (`idle_ms`; the ratio against it says what is left of being the
+ * first).
  */
 export function firstListVsWarm(command, args, env, { settleMs = 1500, warm = 20 } = {}) {
   return new Promise((resolve, reject) => {
@@ -109,13 +114,17 @@ export function firstListVsWarm(command, args, env, { settleMs = 1500, warm = 20
       if (!message.result?.tools?.length) reject(new Error(`tools/list failed: ${line}`));
       times.push(Number(process.hrtime.bigint() - sent) / 1e6);
       if (times.length <= warm) return void list();
+      if (times.length === warm + 1) return void setTimeout(list, settleMs);
       void stopChild(child);
       const first = times[0];
-      const warmMedian = percentile(times.slice(1), 50);
+      const warmMedian = percentile(times.slice(1, warm + 1), 50);
+      const idle = times[warm + 1];
       resolve({
         first_ms: round(first, 2),
         warm_ms: round(warmMedian, 2),
         ratio: round(first / warmMedian, 2),
+        idle_ms: round(idle, 2),
+        ratio_vs_idle: round(first / idle, 2),
       });
     });
     child.on("error", reject);

@@ -4,7 +4,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { trackPid } from "../../scripts/lib/children.mjs";
-import { cleanEnv, unboundSharedSignal } from "./processes.mjs";
+import { cleanEnv, ownSignals } from "./processes.mjs";
 import { interleaved, percentile, round, summary } from "./stats.mjs";
 
 const ERA = "2026-07-28";
@@ -31,9 +31,11 @@ export async function modernStdioClient(command, args, env) {
 
 export async function modernHttpClient(url, headers = {}) {
   const client = modernClient();
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers },
+    fetch: ownSignals,
+  });
   await client.connect(transport);
-  unboundSharedSignal(transport);
   return client;
 }
 

@@ -27,6 +27,8 @@ export async function startupSection(ctx, log) {
   result.first_tools_list = {
     dist: await firstListVsWarm(ctx.node, [ctx.cli], ctx.env),
     dist_contract: await firstListVsWarm(ctx.node, [ctx.cli], ctx.contractEnv),
+    // The floor: the minimal server on the SDK's 2.x line, one tool, nothing to rehearse.
+    floor_v2: await firstListVsWarm(ctx.node, [ctx.floors.v2], ctx.floorEnv),
   };
   result.views = viewSizes(join(ctx.root, "dist", "apps", "views"));
   log(`memory: RSS after start and after ${ctx.memoryCalls.toLocaleString("en")} calls`);
@@ -170,8 +172,9 @@ export function startupTargets(r) {
       `cold start stdio ${path} with the full contract within ${CONTRACT_COLD_START_TARGET}x of without`
     ] = cold.stdio[`${path}_contract`] / cold.stdio[path] <= CONTRACT_COLD_START_TARGET;
   for (const [path, f] of Object.entries(r.first_tools_list))
-    targets[`first tools/list (${path}) at most ${FIRST_LIST_TARGET}x a warm one`] =
-      f.ratio <= FIRST_LIST_TARGET;
+    if (!path.startsWith("floor"))
+      targets[`first tools/list (${path}) at most ${FIRST_LIST_TARGET}x a warm one`] =
+        f.ratio <= FIRST_LIST_TARGET;
   for (const [view, size] of Object.entries(r.views))
     targets[`view ${view} at most ${VIEW_TARGET_KIB} KiB`] = size.kib <= VIEW_TARGET_KIB;
   return targets;
@@ -198,7 +201,7 @@ export function printStartup(r) {
   );
   for (const [path, f] of Object.entries(r.first_tools_list))
     lines.push(
-      `first tools/list (${path}): ${f.first_ms} ms, warm ${f.warm_ms} ms, ratio ${f.ratio}`,
+      `first tools/list (${path}): ${f.first_ms} ms, warm ${f.warm_ms} ms, ratio ${f.ratio}; one after ${f.idle_ms == null ? "?" : `the same pause ${f.idle_ms} ms, the first against it ${f.ratio_vs_idle}`}`,
     );
   lines.push(
     `views: ${Object.entries(r.views)
