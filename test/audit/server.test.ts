@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import {
   appendFileSync,
@@ -10,11 +10,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { type Sandbox, startSandbox } from "@portfolio-mcp/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { AuditRecord } from "../../src/audit/record.js";
 import { verifyChains } from "../../src/audit/verify.js";
+import { rawStdio, stopRawStdio } from "../helpers/raw-stdio.js";
 import { type ClientEntry, startShared, stopShared } from "../helpers/shared.js";
 
 /**
@@ -37,7 +37,10 @@ let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox({ rateLimit: false });
 });
-afterEach(() => stopShared());
+afterEach(async () => {
+  await stopShared();
+  await stopRawStdio();
+});
 afterAll(() => sandbox.close());
 
 const records = (file: string): AuditRecord[] =>
@@ -198,38 +201,17 @@ describe("the audit trail of a shared deployment", () => {
     // The record is made once the answer is on its way: a client closing stdin at once must
     // not outrun it.
     const file = auditFile();
-    const child = spawn(process.execPath, [CLI, "--sandbox"], {
-      env: { ...process.env, PORTFOLIO_AUDIT_FILE: file, PORTFOLIO_LOG_LEVEL: "error" },
-      stdio: ["pipe", "pipe", "ignore"],
-    });
-    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    send({
+    const server = rawStdio(sandbox, { PORTFOLIO_AUDIT_FILE: file });
+    await server.initialize();
+    server.send({
       jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
+      id: 2,
+      method: "tools/call",
+      params: { name: "list_deals", arguments: { limit: 1 } },
     });
-    for await (const line of createInterface({ input: child.stdout })) {
-      const message = JSON.parse(line) as { id?: number };
-      if (message.id === 1) {
-        send({ jsonrpc: "2.0", method: "notifications/initialized" });
-        send({
-          jsonrpc: "2.0",
-          id: 2,
-          method: "tools/call",
-          params: { name: "list_deals", arguments: { limit: 1 } },
-        });
-      }
-      if (message.id === 2) {
-        child.stdin.end();
-        break;
-      }
-    }
-    await once(child, "exit");
+    await server.next((m) => m.id === 2);
+    server.child.stdin.end();
+    await once(server.child, "exit");
     const read = records(file).filter((r) => r.event === "request");
     expect(read.map((r) => [r.method, r.target, r.outcome])).toEqual([
       ["tools/call", "list_deals", "ok"],
