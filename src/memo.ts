@@ -1,3 +1,13 @@
+/** The value kept for `key`, made by `make` the first time it is asked for (see `memoised`). */
+export function memoisedOn<K extends object, V>(cache: WeakMap<K, V>, key: K, make: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    cache.set(key, value);
+  }
+  return value;
+}
+
 /**
  * The value kept for `first` then `second`, made by `make` the first time it is asked for: a
  * cache of what depends only on a shared object (a route table, a selection) and one more key.
@@ -9,11 +19,7 @@ export function memoised<K extends object, S, V>(
   second: S,
   make: () => V,
 ): V {
-  let inner = cache.get(first);
-  if (!inner) {
-    inner = new Map();
-    cache.set(first, inner);
-  }
+  const inner = memoisedOn(cache, first, () => new Map<S, V>());
   let value = inner.get(second);
   if (value === undefined) {
     value = make();

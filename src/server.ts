@@ -15,6 +15,7 @@ import { type ConfirmationDeps, cardsAllowed, showsApps } from "./mcp/confirm.js
 import { installPrompts } from "./mcp/prompts.js";
 import { installResources } from "./mcp/resources.js";
 import { installTools, viewsOffered } from "./mcp/tools.js";
+import { memoisedOn } from "./memo.js";
 import { instructionsFor, newServer, type PortfolioServer } from "./server-shell.js";
 import type { Refusals, ToolContext } from "./toolkit/definitions.js";
 import { type BilledCalls, BilledInMemory } from "./writes/billed.js";
@@ -79,12 +80,9 @@ const instructions = new WeakMap<Selection, string>();
  * selection, as a 2026-era request over HTTP builds its server for itself.
  */
 function instructionsOf(selection: Selection): string {
-  let text = instructions.get(selection);
-  if (text === undefined) {
-    text = instructionsFor(new Set(selection.tools.map((t) => t.name)));
-    instructions.set(selection, text);
-  }
-  return text;
+  return memoisedOn(instructions, selection, () =>
+    instructionsFor(new Set(selection.tools.map((t) => t.name))),
+  );
 }
 
 /** What one caller is offered: the inventory filtered by the deployment's and its own rules. */

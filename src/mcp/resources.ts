@@ -60,6 +60,9 @@ export function matchResource(
   return null;
 }
 
+/** No views; a constant, as what a selection lists is kept per views array (listedOf). */
+const NO_VIEWS: readonly AppViewName[] = [];
+
 /**
  * Serves the `portfolio://` resources offered to this caller. Each reads through the tool that
  * answers the same question, so both give the same content and the same errors.
@@ -69,7 +72,7 @@ export function installResources(
   selection: Selection,
   contextFor: (ctx: ServerContext) => ToolContext,
   logger: Logger,
-  views: readonly AppViewName[] = [],
+  views: readonly AppViewName[] = NO_VIEWS,
   appsShown: (ctx: ServerContext) => boolean = () => false,
 ): void {
   const { toolByName, templates, fixed, appViews, viewResources, listsOperations } = listedOf(

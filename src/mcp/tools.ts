@@ -13,7 +13,7 @@ import { ArgumentsRefused, invalidArguments } from "../errors.js";
 import { type Selection, whyNotOffered } from "../inventory/index.js";
 import { tooDeep } from "../json-depth.js";
 import type { Logger } from "../log.js";
-import { memoised } from "../memo.js";
+import { memoised, memoisedOn } from "../memo.js";
 import { neutralise, neutraliseDeep } from "../neutralise.js";
 import type { ToolContext, ToolDefinition } from "../toolkit/definitions.js";
 import {
@@ -191,12 +191,7 @@ const byNames = new WeakMap<Selection, ReadonlyMap<string, ToolDefinition>>();
 
 /** A selection's tools by name, made once per selection. */
 export function toolsByName(selection: Selection): ReadonlyMap<string, ToolDefinition> {
-  let byName = byNames.get(selection);
-  if (!byName) {
-    byName = new Map(selection.tools.map((t) => [t.name, t]));
-    byNames.set(selection, byName);
-  }
-  return byName;
+  return memoisedOn(byNames, selection, () => new Map(selection.tools.map((t) => [t.name, t])));
 }
 
 /** The tool called, or the protocol error saying why it is not offered or not known. */
